@@ -1,0 +1,84 @@
+/**
+ * Payout items → withdrawal requests (interface doc §2.4). Valid rows, in file order, are grouped
+ * into requests of at most `itemsPerRequest` items; a request carries `mobile_wallets`,
+ * `bank_accounts` or both, and an empty array is left out. Each request remembers which file line
+ * each of its items came from, so the service's answer can be traced back to rows.
+ */
+import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
+import type { PayoutItem } from '../import/validate-row.js';
+import { toPiasters } from '../money.js';
+
+/** A withdrawal request before it is sent: body plus the file line of each item, array by array. */
+export interface WithdrawalRequest {
+  /** 1-based sequence number within the batch. */
+  readonly seq: number;
+  readonly body: WithdrawalRequestBody;
+  /** `walletLines[i]` is the file line of `body.mobile_wallets[i]`. */
+  readonly walletLines: readonly number[];
+  /** `bankLines[i]` is the file line of `body.bank_accounts[i]`. */
+  readonly bankLines: readonly number[];
+  /** Sum of the items' amounts, in piasters. */
+  readonly totalPiasters: bigint;
+}
+
+/** Builds one request from items (in file order). */
+export function buildRequest(seq: number, items: readonly PayoutItem[]): WithdrawalRequest {
+  const wallets: NonNullable<WithdrawalRequestBody['mobile_wallets']> = [];
+  const banks: NonNullable<WithdrawalRequestBody['bank_accounts']> = [];
+  const walletLines: number[] = [];
+  const bankLines: number[] = [];
+  let total = 0n;
+  for (const item of items) {
+    if (item.channel === 'wallet') {
+      wallets.push(item.wallet);
+      walletLines.push(item.line);
+      total += toPiasters(item.wallet.amount);
+    } else {
+      banks.push(item.bank);
+      bankLines.push(item.line);
+      total += toPiasters(item.bank.amount);
+    }
+  }
+  const body: WithdrawalRequestBody = {};
+  if (wallets.length > 0) body.mobile_wallets = wallets;
+  if (banks.length > 0) body.bank_accounts = banks;
+  return { seq, body, walletLines, bankLines, totalPiasters: total };
+}
+
+/**
+ * A streaming grouper: `add` returns a finished request each time `itemsPerRequest` items have
+ * gathered, `finish` returns the last partial one (or undefined). Holds at most one request's items.
+ */
+export function createGrouper(itemsPerRequest: number, firstSeq = 1) {
+  if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1) throw new RangeError('itemsPerRequest must be a positive integer');
+  let pending: PayoutItem[] = [];
+  let seq = firstSeq;
+  return {
+    add(item: PayoutItem): WithdrawalRequest | undefined {
+      pending.push(item);
+      if (pending.length < itemsPerRequest) return undefined;
+      const req = buildRequest(seq++, pending);
+      pending = [];
+      return req;
+    },
+    finish(): WithdrawalRequest | undefined {
+      if (pending.length === 0) return undefined;
+      const req = buildRequest(seq++, pending);
+      pending = [];
+      return req;
+    },
+  };
+}
+
+/** Groups a whole list at once (tests and small inputs). */
+export function groupItems(items: readonly PayoutItem[], itemsPerRequest: number): WithdrawalRequest[] {
+  const g = createGrouper(itemsPerRequest);
+  const out: WithdrawalRequest[] = [];
+  for (const item of items) {
+    const r = g.add(item);
+    if (r) out.push(r);
+  }
+  const last = g.finish();
+  if (last) out.push(last);
+  return out;
+}

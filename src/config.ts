@@ -1,0 +1,149 @@
+/**
+ * Configuration: read once from the environment (and a `.env` file in the working folder, whose
+ * values never override variables already set), validated with zod, frozen, and passed down.
+ * Nothing else in the project reads `process.env`. An unknown `CASHOUT_*` variable is an error, so a
+ * typo cannot pass silently. `.env.example` lists every key with its unit and default.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { z } from 'zod';
+import { CashoutError } from './errors.js';
+
+const int = (min: number, max: number, dflt: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .default(dflt);
+
+const bool = (dflt: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1' || v === 'yes')
+    .default(dflt);
+
+/** The zod schema of every variable, with defaults. Units are in the names (`_MS`, `_SECONDS`, `_BYTES`). */
+const EnvSchema = z.object({
+  CASHOUT_API_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
+  CASHOUT_API_TOKEN: z.string().min(1).optional(),
+  CASHOUT_API_TOKEN_FILE: z.string().min(1).optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  CASHOUT_REDIS_PREFIX: z.string().min(1).default('{cashout}'),
+  CASHOUT_REPORTS_DIR: z.string().min(1).default('./reports'),
+  CASHOUT_BANKS_FILE: z.string().min(1).optional(),
+  CASHOUT_ITEMS_PER_REQUEST: int(1, 10_000, 50),
+  CASHOUT_CONCURRENCY: int(1, 1_000, 4),
+  CASHOUT_RATE_LIMIT_PER_SECOND: int(0, 100_000, 0),
+  CASHOUT_REQUEST_TIMEOUT_MS: int(100, 600_000, 30_000),
+  CASHOUT_CONNECT_TIMEOUT_MS: int(100, 600_000, 10_000),
+  CASHOUT_CONNECT_RETRIES: int(0, 20, 4),
+  CASHOUT_CONNECT_BACKOFF_MS: int(0, 600_000, 1_000),
+  CASHOUT_WALLET_COUNTRIES: z
+    .string()
+    .regex(/^[A-Z]{2}(,[A-Z]{2})*$/, 'must be ISO country codes separated by commas, e.g. EG')
+    .default('EG'),
+  CASHOUT_MAX_FIELD_LENGTH: int(1, 1_000_000, 255),
+  CASHOUT_ALLOW_UNSAFE_REDIS: bool(false),
+  CASHOUT_SANDBOX_PORT: int(0, 65_535, 4010),
+  CASHOUT_SANDBOX_TOKEN: z.string().min(1).optional(),
+  CASHOUT_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** The validated, frozen configuration. Amount-free; durations in milliseconds. */
+export interface Config {
+  /** Base address of the payment service (interface doc: production or staging), without a trailing slash. */
+  readonly apiBaseUrl: string | undefined;
+  /** Bearer token (interface doc §5.1). Never logged, never written to a report. */
+  readonly apiToken: string | undefined;
+  readonly redisUrl: string | undefined;
+  /** BullMQ and ledger key prefix; the `{…}` hash tag keeps every key in one Redis Cluster slot. */
+  readonly redisPrefix: string;
+  readonly reportsDir: string;
+  readonly banksFile: string | undefined;
+  /** Maximum payout items in one withdrawal request; the service's real limit is not shown (§8). */
+  readonly itemsPerRequest: number;
+  /** Withdrawal requests in flight per worker process. */
+  readonly concurrency: number;
+  /** Requests per second across all workers; 0 = no limit. */
+  readonly rateLimitPerSecond: number;
+  readonly requestTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  /** How often a request that provably never reached the service is tried again. */
+  readonly connectRetries: number;
+  readonly connectBackoffMs: number;
+  /** ISO 3166 countries whose mobile numbers are accepted for wallet rows. */
+  readonly walletCountries: readonly string[];
+  /** Longest accepted text value, in characters. */
+  readonly maxFieldLength: number;
+  /** Skip the Redis durability checks (never for real money). */
+  readonly allowUnsafeRedis: boolean;
+  readonly sandboxPort: number;
+  readonly sandboxToken: string | undefined;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** Keys the project reads; any other `CASHOUT_*` key is refused. */
+export const CONFIG_KEYS = Object.keys(EnvSchema.shape);
+
+/** Reads `.env` from `cwd` (if any) into a copy of `env`, without overriding set variables. */
+export function withDotEnv(env: NodeJS.ProcessEnv, cwd: string): Record<string, string | undefined> {
+  const file = `${cwd}/.env`;
+  if (!existsSync(file)) return { ...env };
+  const fromFile = parseEnv(readFileSync(file, 'utf8'));
+  return { ...fromFile, ...env };
+}
+
+/**
+ * Validates an environment into a frozen `Config`. Throws `CashoutError('config_invalid')` naming
+ * the variable and what is wrong with it; the message never echoes a token's value.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const picked: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || v === '') continue;
+    if (k.startsWith('CASHOUT_') && !CONFIG_KEYS.includes(k)) {
+      throw new CashoutError('config_invalid', `unknown setting ${k}; known CASHOUT_ settings are listed in .env.example`, { key: k });
+    }
+    if (CONFIG_KEYS.includes(k)) picked[k] = v;
+  }
+  const parsed = EnvSchema.safeParse(picked);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0] ?? '');
+    throw new CashoutError('config_invalid', `setting ${key} is invalid: ${issue.message}`, { key });
+  }
+  const e = parsed.data;
+  let apiToken = e.CASHOUT_API_TOKEN;
+  if (e.CASHOUT_API_TOKEN_FILE) {
+    try {
+      apiToken = readFileSync(e.CASHOUT_API_TOKEN_FILE, 'utf8').trim();
+    } catch {
+      throw new CashoutError('config_invalid', `setting CASHOUT_API_TOKEN_FILE names a file that cannot be read`, { key: 'CASHOUT_API_TOKEN_FILE' });
+    }
+  }
+  return Object.freeze({
+    apiBaseUrl: e.CASHOUT_API_BASE_URL?.replace(/\/+$/, ''),
+    apiToken,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.CASHOUT_REDIS_PREFIX,
+    reportsDir: e.CASHOUT_REPORTS_DIR,
+    banksFile: e.CASHOUT_BANKS_FILE,
+    itemsPerRequest: e.CASHOUT_ITEMS_PER_REQUEST,
+    concurrency: e.CASHOUT_CONCURRENCY,
+    rateLimitPerSecond: e.CASHOUT_RATE_LIMIT_PER_SECOND,
+    requestTimeoutMs: e.CASHOUT_REQUEST_TIMEOUT_MS,
+    connectTimeoutMs: e.CASHOUT_CONNECT_TIMEOUT_MS,
+    connectRetries: e.CASHOUT_CONNECT_RETRIES,
+    connectBackoffMs: e.CASHOUT_CONNECT_BACKOFF_MS,
+    walletCountries: Object.freeze(e.CASHOUT_WALLET_COUNTRIES.split(',')),
+    maxFieldLength: e.CASHOUT_MAX_FIELD_LENGTH,
+    allowUnsafeRedis: e.CASHOUT_ALLOW_UNSAFE_REDIS,
+    sandboxPort: e.CASHOUT_SANDBOX_PORT,
+    sandboxToken: e.CASHOUT_SANDBOX_TOKEN,
+    logLevel: e.CASHOUT_LOG_LEVEL,
+  });
+}
+
+/** Default Redis address when `REDIS_URL` is not set. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

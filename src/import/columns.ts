@@ -1,0 +1,96 @@
+/**
+ * The payout CSV template: its columns, which channel uses each, and the header check.
+ * Header names are case-insensitive and trimmed; column order is free (README "CSV template").
+ */
+import { distance } from 'fastest-levenshtein';
+import { CashoutError } from '../errors.js';
+
+/** Every column of the template, in the order the README documents them. */
+export const COLUMNS = [
+  'channel',
+  'amount',
+  'type',
+  'holder_name',
+  'mobile_number',
+  'bank_name',
+  'bank_address',
+  'account_number',
+  'description',
+  'reference',
+] as const;
+export type ColumnName = (typeof COLUMNS)[number];
+
+/** Columns only wallet rows fill (interface doc §2.4.1). */
+export const WALLET_ONLY: readonly ColumnName[] = ['mobile_number'];
+/** Columns only bank rows fill (interface doc §2.4.2). */
+export const BANK_ONLY: readonly ColumnName[] = ['bank_name', 'bank_address', 'account_number'];
+/** Columns that may be left out of the header. */
+export const OPTIONAL_COLUMNS: readonly ColumnName[] = ['reference'];
+
+/** Position of each known column in the file's records; -1 when an optional column is absent. */
+export type HeaderIndex = Readonly<Record<ColumnName, number>>;
+
+/** The closest known column name to `name`, if one is near enough to be a plausible typo. */
+export function closestColumn(name: string): ColumnName | undefined {
+  let best: ColumnName | undefined;
+  let bestD = Infinity;
+  for (const c of COLUMNS) {
+    const d = distance(c, name);
+    if (d < bestD) {
+      best = c;
+      bestD = d;
+    }
+  }
+  return bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/** Normalises a header cell: BOM removed, trimmed, lower case. */
+export function normaliseHeaderName(raw: string): string {
+  return raw.replace(/^\uFEFF/, '').trim().toLowerCase();
+}
+
+/**
+ * Maps a header record to column positions. Throws a file-level `CashoutError` with code
+ * `column_unknown` (naming it and the closest known name), `column_missing` or `column_duplicated`.
+ */
+export function indexHeader(record: readonly string[]): HeaderIndex {
+  const index: Record<string, number> = Object.fromEntries(COLUMNS.map((c) => [c, -1]));
+  const names = record.map(normaliseHeaderName);
+  if (names.every((n) => n === '')) {
+    throw new CashoutError('header_missing', 'line 1 must be a header row naming the columns (see the CSV template in the README)');
+  }
+  let last = names.length;
+  while (last > 0 && names[last - 1] === '') last--;
+  names.slice(0, last).forEach((name, i) => {
+    if (name === '') {
+      throw new CashoutError('column_unknown', `column ${i + 1} of the header has no name; name it or remove the column`, { position: i + 1 });
+    }
+    if (!(COLUMNS as readonly string[]).includes(name)) {
+      const near = closestColumn(name);
+      const looksLikeData = /^\d|^\+|^(wallet|bank)$/i.test(name);
+      throw new CashoutError(
+        looksLikeData ? 'header_missing' : 'column_unknown',
+        looksLikeData
+          ? `line 1 looks like data ("${record[i]}"), not a header row; add a header row naming the columns`
+          : `unknown column "${record[i]}" in the header (column ${i + 1})` +
+            (near ? `; did you mean "${near}"?` : `; known columns are ${COLUMNS.join(', ')}`),
+        { column: record[i], position: i + 1, suggestion: near },
+      );
+    }
+    if (index[name] !== -1) {
+      throw new CashoutError('column_duplicated', `column "${name}" appears twice in the header (columns ${index[name]! + 1} and ${i + 1})`, {
+        column: name,
+      });
+    }
+    index[name] = i;
+  });
+  const missing = COLUMNS.filter((c) => index[c] === -1 && !OPTIONAL_COLUMNS.includes(c));
+  if (missing.length > 0) {
+    throw new CashoutError(
+      'column_missing',
+      `the header lacks the column${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')}; every payout file needs ${COLUMNS.filter((c) => !OPTIONAL_COLUMNS.includes(c)).join(', ')} (reference is optional)`,
+      { columns: missing },
+    );
+  }
+  return index as HeaderIndex;
+}

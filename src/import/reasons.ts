@@ -1,0 +1,62 @@
+/**
+ * The one wording table: turns a `RowIssue` into a sentence a finance clerk can act on, saying
+ * what was found, what is expected, and a suggestion where one exists.
+ */
+import type { RowIssue, RowIssueCode } from './row-issues.js';
+
+const AMOUNT_EXPECTED = 'an amount in EGP with digits, one dot and exactly two decimals, greater than zero, e.g. 1500.00';
+
+/** Shows a found value in quotes, shortened to 60 characters, with invisible characters made visible. */
+export function showValue(value: string | undefined): string {
+  if (value === undefined) return '""';
+  const visible = value.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu, (c) =>
+    `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return JSON.stringify(visible.length > 60 ? `${visible.slice(0, 57)}...` : visible);
+}
+
+const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
+  required: () => 'is empty, a value is required',
+  not_for_channel: (i) => `must be empty on a ${String(i.params?.channel)} row, found ${showValue(i.found)}, check the channel or move the value`,
+  field_count: (i) => `the row has ${String(i.params?.found)} fields but the header has ${String(i.params?.expected)}, check for a missing or extra comma`,
+  channel_invalid: (i) => `found ${showValue(i.found)}, expected wallet or bank`,
+  type_invalid: (i) => `found ${showValue(i.found)}, expected TRANSFER or REFUND (upper case)`,
+  amount_format: (i) => `found ${showValue(i.found)}, expected ${AMOUNT_EXPECTED}`,
+  amount_decimal_places: (i) => `found ${showValue(i.found)}, expected exactly two decimals, e.g. 1500.00`,
+  amount_thousands_separator: (i) => `found ${showValue(i.found)} with a thousands separator, expected digits and a dot only`,
+  amount_decimal_comma: (i) => `found ${showValue(i.found)} with a decimal comma, expected a dot before the two decimals`,
+  amount_not_positive: (i) => `found ${showValue(i.found)}, the amount must be greater than zero`,
+  amount_whitespace: (i) => `found ${showValue(i.found)} with spaces around it, expected the amount alone`,
+  amount_currency_text: (i) => `found ${showValue(i.found)}, expected the number alone, without a currency or other text`,
+  amount_non_latin_digits: (i) => `found ${showValue(i.found)} in Arabic-Indic digits, expected Western digits 0-9 and a dot`,
+  amount_leading_zero: (i) => `found ${showValue(i.found)} with a leading zero, expected no leading zeros`,
+  amount_too_large: (i) => `found ${showValue(i.found)}, the amount has more than ${String(i.params?.maxDigits)} digits before the dot`,
+  mobile_not_international: (i) => `found ${showValue(i.found)}, expected the international format with + and country code, e.g. +201001234567`,
+  mobile_invalid: (i) => `found ${showValue(i.found)}, which is not a valid mobile number, expected the international format, e.g. +201001234567`,
+  mobile_not_mobile: (i) => `found ${showValue(i.found)}, which is a ${String(i.params?.kind ?? 'non-mobile')} number, a wallet needs a mobile number`,
+  mobile_country: (i) => `found ${showValue(i.found)}, a number of ${String(i.params?.country ?? 'another country')}, wallets are accepted for ${String(i.params?.allowed)} numbers only`,
+  bank_near_match: (i) => `found ${showValue(i.found)}, which differs from a supported bank name only in case, spacing or dashes, the service needs the exact name`,
+  bank_unknown: (i) => `found ${showValue(i.found)}, which is not on the supported bank list, expected a name exactly as the list gives it`,
+  account_format: (i) => `found ${showValue(i.found)} with spaces, dashes or lower-case letters, expected the number written without them`,
+  account_invalid: (i) => `found ${showValue(i.found)}, expected an account number of ${String(i.params?.min)} to ${String(i.params?.max)} digits or an Egyptian IBAN (EG and 27 digits)`,
+  iban_invalid: (i) => `found ${showValue(i.found)}, an Egyptian IBAN is EG followed by 27 digits (29 characters)`,
+  iban_checksum: (i) => `found ${showValue(i.found)}, whose IBAN check digits do not match, check the number with the beneficiary`,
+  text_too_long: (i) => `is ${String(i.params?.length)} characters long, at most ${String(i.params?.max)} are accepted`,
+  text_control_chars: (i) => `found ${showValue(i.found)}, which holds control characters, remove them`,
+  text_invisible_chars: (i) => `found ${showValue(i.found)}, which holds invisible direction marks, remove them`,
+  reference_duplicate: (i) => `found ${showValue(i.found)}, already used on line ${String(i.params?.firstLine)}, each reference must be unique in the file`,
+};
+
+/** The reason for one issue, without the column name: "found "100.5", expected exactly two decimals…". */
+export function describeIssue(issue: RowIssue): string {
+  const base = WORDING[issue.code](issue);
+  const banks = issue.params?.banks as readonly string[] | undefined;
+  if (issue.suggestion !== undefined) return `${base} (did you mean ${showValue(issue.suggestion)}?)`;
+  if (banks && banks.length > 0) return `${base} (did you mean ${banks.map((b) => showValue(b)).join(' or ')}?)`;
+  return base;
+}
+
+/** "column: reason" entries joined by "; ", as the report's `errors` column holds them. */
+export function describeIssues(issues: readonly RowIssue[]): string {
+  return issues.map((i) => `${i.column}: ${describeIssue(i)}`).join('; ');
+}

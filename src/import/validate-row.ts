@@ -1,0 +1,161 @@
+/**
+ * One CSV record → a payout item or the reasons it is not one. The row schema is a zod schema
+ * built once per file; each column rule lives in its own `check-*.ts` (interface doc §2.4.1 for
+ * wallet rows, §2.4.2 for bank rows) and reports `RowIssue`s, never throws.
+ */
+import { z } from 'zod';
+import { TRANSFER_TYPES, type BankAccountItem, type MobileWalletItem, type TransferType } from '../contract/withdrawal-api.js';
+import { suggestBanks, foldBankName, type BankList } from '../contract/supported-banks.js';
+import { BANK_ONLY, COLUMNS, WALLET_ONLY, type ColumnName, type HeaderIndex } from './columns.js';
+import { checkAmount } from './check-amount.js';
+import { checkMobile } from './check-mobile.js';
+import { checkAccount } from './check-account.js';
+import type { RowIssue } from './row-issues.js';
+
+/** A valid row, ready for a withdrawal request. `line` is the file line where the record starts (header = 1). */
+export type PayoutItem =
+  | { readonly line: number; readonly reference: string; readonly channel: 'wallet'; readonly wallet: MobileWalletItem }
+  | { readonly line: number; readonly reference: string; readonly channel: 'bank'; readonly bank: BankAccountItem };
+
+/** The outcome of validating one record. */
+export type RowOutcome =
+  | { readonly ok: true; readonly item: PayoutItem }
+  | { readonly ok: false; readonly line: number; readonly issues: readonly RowIssue[] };
+
+/** What the row rules need besides the record itself. */
+export interface RowRules {
+  readonly banks: BankList;
+  /** ISO countries accepted for wallet numbers (default `['EG']`). */
+  readonly walletCountries: readonly string[];
+  /** Longest accepted free-text value, in characters. */
+  readonly maxFieldLength: number;
+}
+
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+const CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f-\u009f]/;
+const INVISIBLE = /[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff]/;
+const FREE_TEXT: readonly ColumnName[] = ['holder_name', 'description', 'bank_address', 'reference'];
+
+type Cells = Record<ColumnName, string>;
+
+function checkText(column: ColumnName, value: string, max: number): RowIssue | undefined {
+  if (value.length > max) return { column, code: 'text_too_long', params: { length: value.length, max } };
+  if ((column === 'bank_address' ? CONTROL : CONTROL_OR_NEWLINE).test(value)) return { column, code: 'text_control_chars', found: value };
+  if (INVISIBLE.test(value)) return { column, code: 'text_invisible_chars', found: value };
+  return undefined;
+}
+
+function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
+  const channel = row.channel;
+  if (channel !== 'wallet' && channel !== 'bank') {
+    const lower = channel.trim().toLowerCase();
+    issues.push(
+      channel === ''
+        ? { column: 'channel', code: 'required' }
+        : lower === 'wallet' || lower === 'bank'
+          ? { column: 'channel', code: 'channel_invalid', found: channel, suggestion: lower }
+          : { column: 'channel', code: 'channel_invalid', found: channel },
+    );
+  }
+  const amountIssue = row.amount === '' ? ({ column: 'amount', code: 'required' } as const) : checkAmount(row.amount);
+  if (amountIssue) issues.push(amountIssue);
+
+  if (!(TRANSFER_TYPES as readonly string[]).includes(row.type)) {
+    const upper = row.type.trim().toUpperCase();
+    issues.push(
+      row.type === ''
+        ? { column: 'type', code: 'required' }
+        : (TRANSFER_TYPES as readonly string[]).includes(upper)
+          ? { column: 'type', code: 'type_invalid', found: row.type, suggestion: upper }
+          : { column: 'type', code: 'type_invalid', found: row.type },
+    );
+  }
+  for (const column of FREE_TEXT) {
+    const value = row[column];
+    if (value === '') {
+      if (column === 'holder_name' || column === 'description' || (column === 'bank_address' && channel === 'bank')) {
+        issues.push({ column, code: 'required' });
+      }
+      continue;
+    }
+    const textIssue = checkText(column, value, rules.maxFieldLength);
+    if (textIssue) issues.push(textIssue);
+  }
+
+  if (channel === 'wallet') {
+    for (const column of BANK_ONLY) if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
+    if (row.mobile_number === '') issues.push({ column: 'mobile_number', code: 'required' });
+    else {
+      const m = checkMobile(row.mobile_number, rules.walletCountries);
+      if (m) issues.push(m);
+    }
+  } else if (channel === 'bank') {
+    for (const column of WALLET_ONLY) if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
+    const bank = row.bank_name;
+    if (bank === '') issues.push({ column: 'bank_name', code: 'required' });
+    else if (!rules.banks.exact.has(bank)) {
+      const suggestions = suggestBanks(rules.banks, bank);
+      const near = suggestions.length > 0 && foldBankName(suggestions[0]!) === foldBankName(bank);
+      issues.push({ column: 'bank_name', code: near ? 'bank_near_match' : 'bank_unknown', found: bank, params: { banks: suggestions } });
+    }
+    if (row.account_number === '') issues.push({ column: 'account_number', code: 'required' });
+    else {
+      const a = checkAccount(row.account_number);
+      if (a) issues.push(a);
+    }
+  }
+}
+
+/**
+ * Builds the validator for one file. The returned function takes a record (the cells in file
+ * order) and the line where it starts, and returns the payout item or every issue of the row.
+ * It keeps the references seen so far to refuse a reference used twice in the file.
+ */
+export function createRowValidator(header: HeaderIndex, rules: RowRules): (record: readonly string[], line: number) => RowOutcome {
+  const width = Math.max(...COLUMNS.map((c) => header[c])) + 1;
+  const firstLineOfReference = new Map<string, number>();
+
+  const RowSchema = z
+    .object(Object.fromEntries(COLUMNS.map((c) => [c, z.string()])) as Record<ColumnName, z.ZodString>)
+    .superRefine((row, ctx) => {
+      const issues: RowIssue[] = [];
+      checkCells(row, rules, issues);
+      for (const issue of issues) ctx.addIssue({ code: 'custom', path: [issue.column], message: issue.code, params: { issue } });
+    });
+
+  return (record, line) => {
+    if (record.length !== width && record.length < width) {
+      return { ok: false, line, issues: [{ column: 'row', code: 'field_count', params: { found: record.length, expected: width } }] };
+    }
+    if (record.length > width && record.slice(width).some((v) => v.trim() !== '')) {
+      return { ok: false, line, issues: [{ column: 'row', code: 'field_count', params: { found: record.length, expected: width } }] };
+    }
+    const cells = {} as Cells;
+    for (const c of COLUMNS) {
+      const i = header[c];
+      const raw = i < 0 ? '' : (record[i] ?? '');
+      cells[c] = FREE_TEXT.includes(c) ? raw.trim() : raw;
+    }
+    const parsed = RowSchema.safeParse(cells);
+    const issues: RowIssue[] = parsed.success ? [] : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
+    const reference = cells.reference;
+    if (reference !== '') {
+      const first = firstLineOfReference.get(reference);
+      if (first !== undefined) issues.push({ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } });
+      else firstLineOfReference.set(reference, line);
+    }
+    if (issues.length > 0) return { ok: false, line, issues };
+    const common = { amount: cells.amount, type: cells.type as TransferType, holder_name: cells.holder_name, description: cells.description };
+    return cells.channel === 'wallet'
+      ? { ok: true, item: { line, reference, channel: 'wallet', wallet: { ...common, mobile_number: cells.mobile_number } } }
+      : {
+          ok: true,
+          item: {
+            line,
+            reference,
+            channel: 'bank',
+            bank: { ...common, bank_name: cells.bank_name, bank_address: cells.bank_address, number: cells.account_number },
+          },
+        };
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The root logger (pino). JSON lines on stderr by default, pretty when stderr is a terminal, so
+ * stdout stays free for the command's own output. The token never appears: `authorization` and
+ * token fields are removed, and `mobile_number`, `number` and `account_number` are masked wherever
+ * they sit in a logged object (two levels deep).
+ */
+import { pino, type Logger, type DestinationStream } from 'pino';
+import { maskNumber } from './mask.js';
+
+export type { Logger } from 'pino';
+
+const SECRET_PATHS = ['authorization', 'token', 'apiToken', '*.authorization', '*.token', '*.apiToken', 'headers.authorization', '*.headers.authorization'];
+const MASKED_PATHS = ['mobile_number', 'number', 'account_number', '*.mobile_number', '*.number', '*.account_number', '*.*.mobile_number', '*.*.number', '*.*.account_number'];
+
+/** Options of the root logger. */
+export interface LoggerOptions {
+  readonly level: string;
+  /** Where lines go (tests pass an in-memory stream). Default: stderr, pretty on a terminal. */
+  readonly stream?: DestinationStream;
+}
+
+/** Creates the root logger; use `.child({ batchId })` and `.child({ batchId, seq, jobId })` below it. */
+export function createLogger(opts: LoggerOptions): Logger {
+  const base = {
+    level: opts.level,
+    base: { app: 'bulk-cashout' },
+    redact: {
+      paths: [...SECRET_PATHS, ...MASKED_PATHS],
+      censor: (value: unknown, path: string[]) => {
+        const key = path[path.length - 1] ?? '';
+        if (['authorization', 'token', 'apiToken'].includes(key)) return '[redacted]';
+        return typeof value === 'string' ? maskNumber(value) : '[redacted]';
+      },
+    },
+  };
+  if (opts.stream) return pino(base, opts.stream);
+  if (process.stderr.isTTY) {
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, colorize: true, ignore: 'pid,hostname,app' } } });
+  }
+  return pino(base, pino.destination({ dest: 2, sync: true }));
+}

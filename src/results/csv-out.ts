@@ -1,0 +1,53 @@
+/**
+ * Writing CSV reports (csv-stringify). Every cell a spreadsheet would run as a formula (starting
+ * with =, +, -, @, tab or carriage return) is neutralised with a leading apostrophe, except values
+ * that are plainly numbers or phone numbers ("+201001234567", "-5.00"), which stay readable as they
+ * are. Files are written owner-only (they hold personal data) to a temporary name and renamed
+ * into place, so a reader never sees half a report.
+ */
+import { createWriteStream } from 'node:fs';
+import { rename } from 'node:fs/promises';
+import { once } from 'node:events';
+import { stringify } from 'csv-stringify';
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+const PLAIN_NUMBER = /^[+-]?\d[\d .]*$/;
+
+/** Makes a cell safe to open in a spreadsheet (see module comment). */
+export function neutraliseCell(value: string): string {
+  return FORMULA_START.test(value) && !PLAIN_NUMBER.test(value) ? `'${value}` : value;
+}
+
+/** A CSV file being written row by row. */
+export interface CsvOut {
+  write(row: readonly (string | number | undefined)[]): Promise<void>;
+  /** Finishes the file and moves it into place. */
+  close(): Promise<void>;
+}
+
+/** Opens `path` for writing (owner-only) with the given header row. */
+export function openCsvOut(path: string, header: readonly string[]): CsvOut {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const file = createWriteStream(tmp, { mode: 0o600 });
+  const csv = stringify({ record_delimiter: 'unix' });
+  csv.pipe(file);
+  const put = async (row: readonly (string | number | undefined)[]) => {
+    if (!csv.write(row.map((c) => (c === undefined ? '' : typeof c === 'number' ? String(c) : neutraliseCell(c))))) {
+      await once(csv, 'drain');
+    }
+  };
+  let ready = put(header);
+  return {
+    async write(row) {
+      await ready;
+      ready = put(row);
+      await ready;
+    },
+    async close() {
+      await ready;
+      csv.end();
+      await once(file, 'close');
+      await rename(tmp, path);
+    },
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * Ledger + input → report. `results.csv` has one row per data row of the input, in input order,
+ * each with exactly one status; it is written by streaming the batch's copy of the input again and
+ * joining each row with its outcome (invalid rows from `invalid-rows.jsonl`, the others from their
+ * withdrawal request in the ledger), so no per-row map is held. `summary.json` gives counts and
+ * EGP totals (decimal strings) per status and per channel. Can be rerun at any time.
+ */
+import { createReadStream } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { indexHeader, type HeaderIndex } from '../import/columns.js';
+import { readRecords } from '../import/read-rows.js';
+import { describeIssues } from '../import/reasons.js';
+import type { RowIssue } from '../import/row-issues.js';
+import { AMOUNT_PATTERN, formatPiasters, toPiasters } from '../money.js';
+import { CashoutError } from '../errors.js';
+import type { BatchRecord, Ledger, LedgerRequest } from '../submit/ledger.js';
+import { BATCH_FILES } from '../batch/import-batch.js';
+import { openCsvOut } from './csv-out.js';
+
+/** Final status of one input row. `pending` only appears while a batch is still being submitted. */
+export type RowStatus = 'invalid' | 'accepted' | 'rejected' | 'unknown' | 'not_sent' | 'pending';
+
+/** Statuses in the order reports list them. */
+export const ROW_STATUSES: readonly RowStatus[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'pending'];
+
+/** Columns of results.csv. */
+export const RESULT_COLUMNS = ['line', 'channel', 'reference', 'holder_name', 'amount', 'status', 'request', 'http_status', 'message', 'errors'] as const;
+
+/** Count and EGP total (decimal string) of a group of rows. */
+export interface Tally {
+  rows: number;
+  amount: string;
+}
+
+/** Content of summary.json. */
+export interface ReportSummary {
+  readonly batchId: string;
+  readonly fileName: string;
+  readonly sha256: string;
+  readonly batchState: string;
+  readonly rows: number;
+  readonly requests: number;
+  readonly byStatus: Record<RowStatus, Tally>;
+  readonly byChannel: Record<string, Tally>;
+  readonly total: Tally;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+  readonly reportWrittenAt: string;
+  readonly serviceUrl: string;
+  readonly haltReason?: string;
+}
+
+interface RowOutcome {
+  status: RowStatus;
+  request: number | undefined;
+  httpStatus: number | undefined;
+  message: string;
+  errors: string;
+}
+
+async function* readInvalid(path: string): AsyncGenerator<{ line: number; issues: RowIssue[] }> {
+  let stream;
+  try {
+    stream = createReadStream(path);
+    for await (const l of createInterface({ input: stream, crlfDelay: Infinity })) {
+      if (l.trim() !== '') yield JSON.parse(l) as { line: number; issues: RowIssue[] };
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+}
+
+function outcomeFromRequest(req: LedgerRequest, line: number): RowOutcome | 'follow' {
+  const base = { request: req.seq, httpStatus: req.httpStatus, message: req.message ?? '', errors: '' };
+  switch (req.state) {
+    case 'accepted':
+      return { ...base, status: 'accepted' };
+    case 'reconciled_created':
+      return { ...base, status: 'accepted', message: `accepted (reconciled by ${req.resolution?.by ?? 'staff'}: ${req.resolution?.note ?? ''})` };
+    case 'rejected': {
+      const own = req.rowErrors?.[String(line)];
+      if (own) return { ...base, status: 'rejected', errors: own.join('; ') };
+      if (req.resentAs !== undefined) return 'follow';
+      return { ...base, status: 'rejected' };
+    }
+    case 'unknown':
+      return { ...base, status: 'unknown' };
+    case 'not_sent':
+      return { ...base, status: 'not_sent' };
+    default:
+      return { ...base, status: 'pending', message: `request is ${req.state}` };
+  }
+}
+
+/** Outcome of `line`, which belongs to `req`, following 422 resends to the request that decided it. */
+async function rowOutcome(ledger: Ledger, req: LedgerRequest, line: number, cache: Map<number, LedgerRequest>): Promise<RowOutcome> {
+  let current = req;
+  for (let hops = 0; hops < 10_000; hops++) {
+    const o = outcomeFromRequest(current, line);
+    if (o !== 'follow') return o;
+    const next = current.resentAs!;
+    let child = cache.get(next);
+    if (!child) {
+      child = await ledger.getRequest(current.batchId, next);
+      if (!child) break;
+      cache.set(next, child);
+    }
+    current = child;
+  }
+  return { status: 'unknown', request: current.seq, httpStatus: undefined, message: 'request record missing from the ledger', errors: '' };
+}
+
+function emptyTallies(): Record<RowStatus, Tally> {
+  return Object.fromEntries(ROW_STATUSES.map((s) => [s, { rows: 0, amount: '0.00' }])) as Record<RowStatus, Tally>;
+}
+
+/**
+ * Writes results.csv and summary.json for a batch into its report folder and returns the summary.
+ * Throws `CashoutError('batch_not_found')` for an unknown batch id.
+ */
+export async function writeReport(ledger: Ledger, batchId: string): Promise<ReportSummary> {
+  const batch = await ledger.getBatch(batchId);
+  if (!batch) throw new CashoutError('batch_not_found', `no batch ${batchId} in the ledger`, { batchId });
+  return writeReportFor(ledger, batch);
+}
+
+async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<ReportSummary> {
+  const dir = batch.reportDir;
+  const out = openCsvOut(join(dir, BATCH_FILES.results), RESULT_COLUMNS);
+  const invalid = readInvalid(join(dir, BATCH_FILES.invalid))[Symbol.asyncIterator]();
+  let nextInvalid = await invalid.next();
+  const totals = new Map<string, bigint>();
+  const byStatus = emptyTallies();
+  const byChannel: Record<string, Tally> = {};
+  const total: Tally = { rows: 0, amount: '0.00' };
+  const add = (t: Tally, key: string, amount: string) => {
+    t.rows++;
+    if (AMOUNT_PATTERN.test(amount)) {
+      const sum = (totals.get(key) ?? 0n) + toPiasters(amount);
+      totals.set(key, sum);
+      t.amount = formatPiasters(sum);
+    }
+  };
+
+  let seq = 0;
+  let req: LedgerRequest | undefined;
+  let reqLines: number[] = [];
+  let reqPos = 0;
+  const cache = new Map<number, LedgerRequest>();
+  const nextRequest = async () => {
+    seq++;
+    req = seq <= batch.requests ? await ledger.getRequest(batch.id, seq) : undefined;
+    reqLines = req ? [...req.walletLines, ...req.bankLines].sort((a, b) => a - b) : [];
+    reqPos = 0;
+    cache.clear();
+  };
+  await nextRequest();
+
+  let header: HeaderIndex | undefined;
+  const cell = (cells: readonly string[], col: keyof HeaderIndex) => {
+    const i = header![col];
+    return i < 0 ? '' : (cells[i] ?? '');
+  };
+  for await (const record of readRecords(join(dir, BATCH_FILES.input))) {
+    if (!header) {
+      header = indexHeader(record.cells);
+      continue;
+    }
+    const line = record.line;
+    let o: RowOutcome;
+    if (!nextInvalid.done && nextInvalid.value.line === line) {
+      o = { status: 'invalid', request: undefined, httpStatus: undefined, message: 'row not valid; not sent', errors: describeIssues(nextInvalid.value.issues) };
+      nextInvalid = await invalid.next();
+    } else if (req && reqLines[reqPos] === line) {
+      o = await rowOutcome(ledger, req, line, cache);
+      reqPos++;
+      if (reqPos >= reqLines.length) await nextRequest();
+    } else {
+      o = {
+        status: 'not_sent',
+        request: undefined,
+        httpStatus: undefined,
+        message:
+          batch.state === 'refused'
+            ? 'not queued: the file has invalid rows and nothing is sent unless all rows are valid (use --partial to send the valid rows)'
+            : 'not queued',
+        errors: '',
+      };
+    }
+    const amount = cell(record.cells, 'amount');
+    const channel = cell(record.cells, 'channel');
+    add(byStatus[o.status], `s:${o.status}`, amount);
+    add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), `c:${channel}`, amount);
+    add(total, 'total', amount);
+    await out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors]);
+  }
+  await out.close();
+
+  const summary: ReportSummary = {
+    batchId: batch.id,
+    fileName: batch.fileName,
+    sha256: batch.sha256,
+    batchState: batch.state,
+    rows: total.rows,
+    requests: await ledger.lastSeq(batch.id),
+    byStatus,
+    byChannel,
+    total,
+    startedAt: batch.createdAt,
+    finishedAt: batch.finishedAt ?? null,
+    reportWrittenAt: new Date().toISOString(),
+    serviceUrl: batch.serviceUrl,
+    ...(batch.haltReason ? { haltReason: batch.haltReason } : {}),
+  };
+  const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.tmp`);
+  await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, join(dir, BATCH_FILES.summary));
+  return summary;
+}

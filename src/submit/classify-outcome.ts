@@ -1,0 +1,128 @@
+/**
+ * The never-pay-twice table: what one POST's result means for the money. Pure; one row of tests
+ * per case (test/unit/classify-outcome.test.ts).
+ *
+ * Proven "nothing was created" — and so safe to send again — are only:
+ *  - an error raised before the request was written (connection refused, DNS failure, connect
+ *    timeout, TLS failure);
+ *  - HTTP 422, which the interface doc §7 rule 1 says creates nothing.
+ * Everything else that is not a §2.5 success is an unknown outcome: the request may or may not have
+ * been created, and it is parked for a person, never sent again by itself.
+ *
+ * The document does not show 401, 403 or 429 (§7 rule 2). The assumptions made about them are the
+ * `UNDOCUMENTED_STATUS_ASSUMPTIONS` table below, the one place to change them.
+ */
+import { ValidationFailure, WithdrawalCreated } from '../contract/withdrawal-api.js';
+import type { HttpResult } from './payment-client.js';
+
+/** What a result means. */
+export type Classified =
+  | { readonly kind: 'created'; readonly httpStatus: number; readonly message: string }
+  | { readonly kind: 'rejected'; readonly httpStatus: 422; readonly message: string; readonly errors: Readonly<Record<string, readonly string[]>> }
+  | {
+      readonly kind: 'not_sent';
+      readonly reason: 'connect' | 'rate_limited' | 'auth';
+      readonly httpStatus?: number;
+      readonly retryAfterMs?: number;
+      readonly message: string;
+    }
+  | { readonly kind: 'unknown'; readonly httpStatus?: number; readonly message: string };
+
+/**
+ * Status codes the interface doc does not show, and what we assume they mean. Both assumptions
+ * are that such an answer comes before anything is created (an auth layer or a rate limiter in
+ * front of the service). Change them here if the service says otherwise; any status not listed
+ * here, 200 or 422 is an unknown outcome.
+ */
+export const UNDOCUMENTED_STATUS_ASSUMPTIONS: Readonly<Record<number, 'auth' | 'rate_limited'>> = {
+  401: 'auth',
+  403: 'auth',
+  429: 'rate_limited',
+};
+
+/** Error codes raised before any byte of the request was written: provably not sent. */
+export const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'EPROTO',
+]);
+
+/** Default wait after a 429 without a usable Retry-After, in milliseconds. */
+export const DEFAULT_RETRY_AFTER_MS = 1_000;
+
+/** Parses Retry-After (seconds or an HTTP date) into milliseconds from `now`, capped at 10 minutes. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number {
+  if (value === undefined) return DEFAULT_RETRY_AFTER_MS;
+  const cap = 600_000;
+  if (/^\d+$/.test(value.trim())) return Math.min(cap, Number(value.trim()) * 1000);
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return DEFAULT_RETRY_AFTER_MS;
+  return Math.min(cap, Math.max(0, at - now));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Classifies one POST result (see the module comment for the rules). */
+export function classifyOutcome(result: HttpResult): Classified {
+  if (result.kind === 'error') {
+    if (NOT_SENT_ERROR_CODES.has(result.code)) {
+      return { kind: 'not_sent', reason: 'connect', message: `the service could not be reached (${result.code}); nothing was sent` };
+    }
+    return {
+      kind: 'unknown',
+      message: `no answer from the service after the request was sent (${result.code}); it may or may not have been created`,
+    };
+  }
+  const { status } = result;
+  if (status === 200) {
+    const ok = WithdrawalCreated.safeParse(parseJson(result.body));
+    if (ok.success) return { kind: 'created', httpStatus: 200, message: ok.data.message };
+    return { kind: 'unknown', httpStatus: 200, message: 'the service answered 200 with a body that is not the documented success body; it may or may not have been created' };
+  }
+  if (status === 422) {
+    const failure = ValidationFailure.safeParse(parseJson(result.body));
+    if (failure.success) {
+      const errors: Record<string, string[]> = {};
+      for (const [k, v] of Object.entries(failure.data.errors)) errors[k] = Array.isArray(v) ? v : [v];
+      return { kind: 'rejected', httpStatus: 422, message: failure.data.message, errors };
+    }
+    return { kind: 'rejected', httpStatus: 422, message: 'the service refused the request as invalid (HTTP 422) without saying why', errors: {} };
+  }
+  const assumed = UNDOCUMENTED_STATUS_ASSUMPTIONS[status];
+  if (assumed === 'auth') {
+    return { kind: 'not_sent', reason: 'auth', httpStatus: status, message: `the access token was refused (HTTP ${status}); no further requests of this batch are sent` };
+  }
+  if (assumed === 'rate_limited') {
+    return {
+      kind: 'not_sent',
+      reason: 'rate_limited',
+      httpStatus: status,
+      retryAfterMs: parseRetryAfter(result.retryAfter),
+      message: `the service asked to slow down (HTTP ${status}); the request is sent again later`,
+    };
+  }
+  return { kind: 'unknown', httpStatus: status, message: `the service answered HTTP ${status}; the request may or may not have been created` };
+}
+
+/** Where a §7 `errors` key points: `mobile_wallets.2.mobile_number` → wallet item 2, field mobile_number. */
+export function errorKeyTarget(key: string): { array: 'mobile_wallets' | 'bank_accounts'; index: number; field: string } | undefined {
+  const m = /^(mobile_wallets|bank_accounts)\.(\d+)(?:\.(.+))?$/.exec(key);
+  if (!m) return undefined;
+  return { array: m[1] as 'mobile_wallets' | 'bank_accounts', index: Number(m[2]), field: m[3] ?? '' };
+}

@@ -1,0 +1,412 @@
+/**
+ * The submission ledger: one Redis record per withdrawal request, and the only code that writes
+ * it. The withdrawal endpoint has no idempotency key (interface doc §2.4, §5), so this ledger is
+ * what stands between a re-delivered job and a second payment.
+ *
+ * Request states: `pending` → `sending` → `accepted` | `rejected` | `unknown` | `not_sent`.
+ * `pending → sending` is one atomic compare-and-set (a Lua script); only the caller that wins it
+ * may send. Every final move happens only from `sending` (or, for requests never sent, from
+ * `pending` to `not_sent`), so a second worker, a retried job or a restarted process cannot move
+ * a request back to sendable. A person's finding (`reconciled_created` / `reconciled_not_created`)
+ * is the only way out of `unknown`.
+ *
+ * Keys (P = configured prefix, e.g. "{cashout}"; the hash tag keeps a batch in one cluster slot):
+ *   P:batches                       sorted set of batch ids by creation time (ms)
+ *   P:batch:<id>                    hash: batch facts, state, counters
+ *   P:batch:<id>:req:<seq>          hash: one withdrawal request
+ *   P:batch:<id>:sending            set of seqs currently `sending` (for crash recovery)
+ */
+import type { Redis } from 'ioredis';
+import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
+import type { WithdrawalRequest } from '../batch/group-items.js';
+import { CashoutError } from '../errors.js';
+
+/** States of one withdrawal request in the ledger. */
+export type RequestState =
+  | 'pending'
+  | 'sending'
+  | 'accepted'
+  | 'rejected'
+  | 'unknown'
+  | 'not_sent'
+  | 'reconciled_created'
+  | 'reconciled_not_created';
+
+/** States after which the request needs nothing more from a worker. */
+export const FINAL_STATES: readonly RequestState[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'reconciled_created'];
+
+/** States of a batch. */
+export type BatchState = 'staging' | 'refused' | 'queued' | 'halted' | 'finished' | 'needs_reconciliation';
+
+/** Facts of a batch as kept in the ledger. Amounts are EGP decimal strings. */
+export interface BatchRecord {
+  readonly id: string;
+  readonly state: BatchState;
+  readonly fileName: string;
+  readonly sha256: string;
+  readonly createdAt: string;
+  readonly rows: number;
+  readonly validRows: number;
+  readonly invalidRows: number;
+  readonly requests: number;
+  readonly open: number;
+  readonly itemsPerRequest: number;
+  readonly serviceUrl: string;
+  readonly reportDir: string;
+  readonly haltReason?: string;
+  readonly finishedAt?: string;
+  readonly partial: boolean;
+}
+
+/** One withdrawal request as kept in the ledger. */
+export interface LedgerRequest {
+  readonly batchId: string;
+  readonly seq: number;
+  readonly state: RequestState;
+  readonly body: WithdrawalRequestBody;
+  readonly walletLines: readonly number[];
+  readonly bankLines: readonly number[];
+  readonly totalPiasters: bigint;
+  readonly attempts: number;
+  /** Request this one was split from after a 422 (its un-named items). */
+  readonly parent?: number;
+  /** After a 422: the request that carries this one's un-named items again. */
+  readonly resentAs?: number;
+  readonly httpStatus?: number;
+  readonly message?: string;
+  /** After a 422: reasons per file line, for the rows the service named. */
+  readonly rowErrors?: Readonly<Record<string, readonly string[]>>;
+  readonly sendingAt?: string;
+  readonly finishedAt?: string;
+  readonly resolution?: { readonly by: string; readonly at: string; readonly note: string; readonly finding: 'created' | 'not_created' };
+}
+
+/** Result of trying to take a request for sending. */
+export type ClaimResult =
+  | { readonly claimed: true; readonly request: LedgerRequest }
+  | { readonly claimed: false; readonly reason: 'state'; readonly state: RequestState }
+  | { readonly claimed: false; readonly reason: 'batch'; readonly batchState: BatchState }
+  | { readonly claimed: false; readonly reason: 'missing' };
+
+/** What a final move records. */
+export interface Outcome {
+  readonly state: 'accepted' | 'rejected' | 'unknown' | 'not_sent';
+  readonly httpStatus?: number;
+  readonly message: string;
+  readonly rowErrors?: Readonly<Record<string, readonly string[]>>;
+}
+
+const CLAIM = `
+local st = redis.call('HGET', KEYS[2], 'state')
+if not st then return {'missing'} end
+if st ~= 'queued' then return {'batch', st} end
+local rs = redis.call('HGET', KEYS[1], 'state')
+if not rs then return {'missing'} end
+if rs ~= 'pending' and rs ~= 'reconciled_not_created' then return {'state', rs} end
+redis.call('HSET', KEYS[1], 'state', 'sending', 'sending_at', ARGV[1], 'sent_by', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('SADD', KEYS[3], ARGV[3])
+return {'ok'}
+`;
+
+// KEYS: req, batch, sending-set. ARGV: from-state, to-state, now, seq, then field/value pairs.
+const FINISH = `
+local rs = redis.call('HGET', KEYS[1], 'state')
+if rs ~= ARGV[1] then return {-1, rs or 'missing'} end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'finished_at', ARGV[3])
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('SREM', KEYS[3], ARGV[4])
+redis.call('HINCRBY', KEYS[2], 'req_' .. ARGV[2], 1)
+local open = redis.call('HINCRBY', KEYS[2], 'open', -1)
+if open == 0 then
+  local st = redis.call('HGET', KEYS[2], 'state')
+  if st == 'queued' or st == 'halted' then
+    local unknown = tonumber(redis.call('HGET', KEYS[2], 'req_unknown') or '0')
+    redis.call('HSET', KEYS[2], 'state', unknown > 0 and 'needs_reconciliation' or 'finished', 'finished_at', ARGV[3])
+  end
+end
+return {open, 'ok'}
+`;
+
+// 422 with some rows named: parent sending → rejected, and a child request with the other items
+// is created pending, in one step. KEYS: parent req, batch, sending-set, child req.
+// ARGV: now, parent seq, child seq, rowErrors json, message, http status, child body, child wallet lines, child bank lines, child total.
+const SPLIT = `
+local rs = redis.call('HGET', KEYS[1], 'state')
+if rs ~= 'sending' then return {-1, rs or 'missing'} end
+redis.call('HSET', KEYS[1], 'state', 'rejected', 'finished_at', ARGV[1], 'row_errors', ARGV[4], 'message', ARGV[5], 'http_status', ARGV[6], 'resent_as', ARGV[3])
+redis.call('SREM', KEYS[3], ARGV[2])
+redis.call('HINCRBY', KEYS[2], 'req_rejected', 1)
+redis.call('HSET', KEYS[4], 'state', 'pending', 'body', ARGV[7], 'wallet_lines', ARGV[8], 'bank_lines', ARGV[9], 'total', ARGV[10], 'attempts', 0, 'parent', ARGV[2])
+return {tonumber(redis.call('HGET', KEYS[2], 'open')), 'ok'}
+`;
+
+// KEYS: req, sending-set. ARGV: seq. sending → pending (nothing was sent: proven).
+const RELEASE = `
+local rs = redis.call('HGET', KEYS[1], 'state')
+if rs ~= 'sending' then return rs or 'missing' end
+redis.call('HSET', KEYS[1], 'state', 'pending')
+redis.call('SREM', KEYS[2], ARGV[1])
+return 'ok'
+`;
+
+type LedgerRedis = Redis & {
+  cashoutClaim(req: string, batch: string, sending: string, now: string, by: string, seq: string): Promise<string[]>;
+  cashoutFinish(req: string, batch: string, sending: string, ...args: string[]): Promise<[number, string]>;
+  cashoutSplit(parent: string, batch: string, sending: string, child: string, ...args: string[]): Promise<[number, string]>;
+  cashoutRelease(req: string, sending: string, seq: string): Promise<string>;
+};
+
+/** Ledger access bound to one Redis connection and key prefix. */
+export interface Ledger {
+  readonly prefix: string;
+  createBatch(batch: Omit<BatchRecord, 'state' | 'open' | 'requests' | 'finishedAt' | 'haltReason'>): Promise<void>;
+  getBatch(batchId: string): Promise<BatchRecord | undefined>;
+  listBatches(limit?: number): Promise<BatchRecord[]>;
+  stageRequests(batchId: string, requests: readonly WithdrawalRequest[]): Promise<void>;
+  /** staging → queued: the staged requests become sendable. Returns their seqs. */
+  releaseBatch(batchId: string, requestCount: number, validRows: number, invalidRows: number, rows: number): Promise<void>;
+  /** staging → refused: staged requests are deleted; nothing will be sent. */
+  refuseBatch(batchId: string, validRows: number, invalidRows: number, rows: number): Promise<void>;
+  getRequest(batchId: string, seq: number): Promise<LedgerRequest | undefined>;
+  claim(batchId: string, seq: number, by: string): Promise<ClaimResult>;
+  /** sending → final state. Returns the number of requests of the batch still open (0 = batch done). */
+  finish(batchId: string, seq: number, outcome: Outcome): Promise<number>;
+  /** pending → not_sent, for a request that will never be sent (batch halted). */
+  finishUnsent(batchId: string, seq: number, message: string): Promise<number>;
+  /** sending → pending, only when it is proven nothing reached the service. */
+  release(batchId: string, seq: number): Promise<void>;
+  /** sending → rejected with named rows, plus a new pending request with the other items. Returns the new seq. */
+  split(batchId: string, seq: number, rejected: Omit<Outcome, 'state'>, child: Omit<WithdrawalRequest, 'seq'>): Promise<number>;
+  /** Stops a batch: requests not yet sent end as not_sent. */
+  halt(batchId: string, reason: string): Promise<void>;
+  /** Seqs of requests currently in `sending`. */
+  sendingSeqs(batchId: string): Promise<number[]>;
+  /** Largest seq in use (original requests plus resends). */
+  lastSeq(batchId: string): Promise<number>;
+  /** Deletes every key of a batch (sandbox runs only). */
+  deleteBatch(batchId: string): Promise<void>;
+}
+
+const DEFINED = new WeakSet<Redis>();
+
+/** Opens the ledger on a connection. The connection's lifetime stays with the caller. */
+export function openLedger(redis: Redis, prefix: string): Ledger {
+  const r = redis as LedgerRedis;
+  if (!DEFINED.has(redis)) {
+    DEFINED.add(redis);
+    r.defineCommand('cashoutClaim', { numberOfKeys: 3, lua: CLAIM });
+    r.defineCommand('cashoutFinish', { numberOfKeys: 3, lua: FINISH });
+    r.defineCommand('cashoutSplit', { numberOfKeys: 4, lua: SPLIT });
+    r.defineCommand('cashoutRelease', { numberOfKeys: 2, lua: RELEASE });
+  }
+  const batchKey = (id: string) => `${prefix}:batch:${id}`;
+  const reqKey = (id: string, seq: number) => `${prefix}:batch:${id}:req:${seq}`;
+  const sendingKey = (id: string) => `${prefix}:batch:${id}:sending`;
+  const now = () => new Date().toISOString();
+
+  async function getBatch(batchId: string): Promise<BatchRecord | undefined> {
+    const h = await r.hgetall(batchKey(batchId));
+    if (!h.state) return undefined;
+    return {
+      id: batchId,
+      state: h.state as BatchState,
+      fileName: h.file_name ?? '',
+      sha256: h.sha256 ?? '',
+      createdAt: h.created_at ?? '',
+      rows: Number(h.rows ?? 0),
+      validRows: Number(h.valid_rows ?? 0),
+      invalidRows: Number(h.invalid_rows ?? 0),
+      requests: Number(h.requests ?? 0),
+      open: Number(h.open ?? 0),
+      itemsPerRequest: Number(h.items_per_request ?? 0),
+      serviceUrl: h.service_url ?? '',
+      reportDir: h.report_dir ?? '',
+      partial: h.partial === '1',
+      ...(h.halt_reason ? { haltReason: h.halt_reason } : {}),
+      ...(h.finished_at ? { finishedAt: h.finished_at } : {}),
+    };
+  }
+
+  function parseRequest(batchId: string, seq: number, h: Record<string, string>): LedgerRequest | undefined {
+    if (!h.state) return undefined;
+    return {
+      batchId,
+      seq,
+      state: h.state as RequestState,
+      body: JSON.parse(h.body ?? '{}') as WithdrawalRequestBody,
+      walletLines: JSON.parse(h.wallet_lines ?? '[]') as number[],
+      bankLines: JSON.parse(h.bank_lines ?? '[]') as number[],
+      totalPiasters: BigInt(h.total ?? '0'),
+      attempts: Number(h.attempts ?? 0),
+      ...(h.parent ? { parent: Number(h.parent) } : {}),
+      ...(h.resent_as ? { resentAs: Number(h.resent_as) } : {}),
+      ...(h.http_status ? { httpStatus: Number(h.http_status) } : {}),
+      ...(h.message ? { message: h.message } : {}),
+      ...(h.row_errors ? { rowErrors: JSON.parse(h.row_errors) as Record<string, string[]> } : {}),
+      ...(h.sending_at ? { sendingAt: h.sending_at } : {}),
+      ...(h.finished_at ? { finishedAt: h.finished_at } : {}),
+      ...(h.resolution ? { resolution: JSON.parse(h.resolution) as LedgerRequest['resolution'] } : {}),
+    };
+  }
+
+  async function getRequest(batchId: string, seq: number): Promise<LedgerRequest | undefined> {
+    return parseRequest(batchId, seq, await r.hgetall(reqKey(batchId, seq)));
+  }
+
+  return {
+    prefix,
+    async createBatch(b) {
+      let created = await r.hsetnx(batchKey(b.id), 'state', 'staging');
+      if (created === 0 && (await r.hget(batchKey(b.id), 'state')) === 'refused') {
+        await this.deleteBatch(b.id);
+        created = await r.hsetnx(batchKey(b.id), 'state', 'staging');
+      }
+      if (created === 0) {
+        const existing = await getBatch(b.id);
+        throw new CashoutError(
+          'batch_exists',
+          `this file's content was already imported as batch ${b.id} on ${existing?.createdAt ?? 'an earlier date'}; nothing new was queued`,
+          { batchId: b.id, createdAt: existing?.createdAt },
+        );
+      }
+      await r
+        .multi()
+        .hset(batchKey(b.id), {
+          file_name: b.fileName,
+          sha256: b.sha256,
+          created_at: b.createdAt,
+          rows: b.rows,
+          valid_rows: b.validRows,
+          invalid_rows: b.invalidRows,
+          requests: 0,
+          open: 0,
+          next_seq: 0,
+          items_per_request: b.itemsPerRequest,
+          service_url: b.serviceUrl,
+          report_dir: b.reportDir,
+          partial: b.partial ? '1' : '0',
+        })
+        .zadd(`${prefix}:batches`, Date.parse(b.createdAt), b.id)
+        .exec();
+    },
+    getBatch,
+    async listBatches(limit = 100) {
+      const ids = await r.zrevrange(`${prefix}:batches`, 0, limit - 1);
+      const out: BatchRecord[] = [];
+      for (const id of ids) {
+        const b = await getBatch(id);
+        if (b) out.push(b);
+      }
+      return out;
+    },
+    async stageRequests(batchId, requests) {
+      if (requests.length === 0) return;
+      const m = r.multi();
+      for (const q of requests) {
+        m.hset(
+          reqKey(batchId, q.seq),
+          {
+            state: 'pending',
+            body: JSON.stringify(q.body),
+            wallet_lines: JSON.stringify(q.walletLines),
+            bank_lines: JSON.stringify(q.bankLines),
+            total: q.totalPiasters.toString(),
+            attempts: '0',
+          },
+        );
+      }
+      m.hset(batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
+      await m.exec();
+    },
+    async releaseBatch(batchId, requestCount, validRows, invalidRows, rows) {
+      await r.hset(batchKey(batchId), {
+        requests: requestCount,
+        open: requestCount,
+        valid_rows: validRows,
+        invalid_rows: invalidRows,
+        rows,
+        state: requestCount === 0 ? 'finished' : 'queued',
+        ...(requestCount === 0 ? { finished_at: now() } : {}),
+      });
+    },
+    async refuseBatch(batchId, validRows, invalidRows, rows) {
+      const last = Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);
+      const m = r.multi();
+      for (let seq = 1; seq <= last; seq++) m.del(reqKey(batchId, seq));
+      m.hset(batchKey(batchId), { state: 'refused', requests: 0, open: 0, next_seq: 0, valid_rows: validRows, invalid_rows: invalidRows, rows, finished_at: now() });
+      await m.exec();
+    },
+    getRequest,
+    async claim(batchId, seq, by) {
+      const res = await r.cashoutClaim(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), now(), by, String(seq));
+      if (res[0] === 'ok') {
+        const request = await getRequest(batchId, seq);
+        if (!request) return { claimed: false, reason: 'missing' };
+        return { claimed: true, request };
+      }
+      if (res[0] === 'batch') return { claimed: false, reason: 'batch', batchState: res[1] as BatchState };
+      if (res[0] === 'state') return { claimed: false, reason: 'state', state: res[1] as RequestState };
+      return { claimed: false, reason: 'missing' };
+    },
+    async finish(batchId, seq, outcome) {
+      const fields: string[] = ['message', outcome.message];
+      if (outcome.httpStatus !== undefined) fields.push('http_status', String(outcome.httpStatus));
+      if (outcome.rowErrors) fields.push('row_errors', JSON.stringify(outcome.rowErrors));
+      const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), 'sending', outcome.state, now(), String(seq), ...fields);
+      if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not sending; its outcome was not recorded twice`, { batchId, seq, state: st });
+      return open;
+    },
+    async finishUnsent(batchId, seq, message) {
+      const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), 'pending', 'not_sent', now(), String(seq), 'message', message);
+      if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not pending`, { batchId, seq, state: st });
+      return open;
+    },
+    async release(batchId, seq) {
+      const res = await r.cashoutRelease(reqKey(batchId, seq), sendingKey(batchId), String(seq));
+      if (res !== 'ok') throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${res}, not sending`, { batchId, seq, state: res });
+    },
+    async split(batchId, seq, rejected, child) {
+      const childSeq = await r.hincrby(batchKey(batchId), 'next_seq', 1);
+      const [open, st] = await r.cashoutSplit(
+        reqKey(batchId, seq),
+        batchKey(batchId),
+        sendingKey(batchId),
+        reqKey(batchId, childSeq),
+        now(),
+        String(seq),
+        String(childSeq),
+        JSON.stringify(rejected.rowErrors ?? {}),
+        rejected.message,
+        String(rejected.httpStatus ?? 422),
+        JSON.stringify(child.body),
+        JSON.stringify(child.walletLines),
+        JSON.stringify(child.bankLines),
+        child.totalPiasters.toString(),
+      );
+      if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not sending`, { batchId, seq, state: st });
+      return childSeq;
+    },
+    async halt(batchId, reason) {
+      await r.eval(
+        `local st = redis.call('HGET', KEYS[1], 'state') if st == 'queued' then redis.call('HSET', KEYS[1], 'state', 'halted', 'halt_reason', ARGV[1]) end return st`,
+        1,
+        batchKey(batchId),
+        reason,
+      );
+    },
+    async sendingSeqs(batchId) {
+      return (await r.smembers(sendingKey(batchId))).map(Number).sort((a, b) => a - b);
+    },
+    async lastSeq(batchId) {
+      return Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);
+    },
+    async deleteBatch(batchId) {
+      const last = Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);
+      const m = r.multi();
+      for (let seq = 1; seq <= last; seq++) m.del(reqKey(batchId, seq));
+      m.del(batchKey(batchId), sendingKey(batchId)).zrem(`${prefix}:batches`, batchId);
+      await m.exec();
+    },
+  };
+}
