@@ -1,0 +1,111 @@
+/**
+ * The `cashout` command: argv → command. Exit codes (README "Exit codes"): 0 every row accepted,
+ * 1 finished with some row not accepted, 2 bad usage or a file that cannot be read as a payout
+ * CSV, 3 Redis cannot be reached or is unsafe, 4 the service cannot be reached or refused the
+ * token, 70 an unexpected internal error. Errors are one line on stderr, never a stack trace.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CashoutError, EXIT, exitCodeFor } from './errors.js';
+import { loadContext, type AppContext } from './commands/context.js';
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
+  return Number(value);
+}
+
+function delimiter(value: string): string {
+  const named: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', pipe: '|' };
+  const d = named[value] ?? value;
+  if (d.length !== 1) throw new InvalidArgumentError('expected one character, or comma, semicolon, tab or pipe');
+  return d;
+}
+
+/** Builds the program; `run(ctx)` actions resolve to an exit code. */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('cashout');
+  let ctx: AppContext | undefined;
+  const context = () => (ctx ??= loadContext());
+  const act =
+    <A extends unknown[]>(fn: (c: AppContext, ...args: A) => Promise<number>) =>
+    async (...args: A) => {
+      setExit(await fn(context(), ...args));
+    };
+  const delimiterOption = new Option('--delimiter <char>', 'field delimiter: a character, or comma, semicolon, tab, pipe').argParser(delimiter);
+
+  program
+    .description('Pay many people at once: validate a payout CSV, submit withdrawal requests safely, report every row.')
+    .version('0.1.0')
+    .showHelpAfterError('(run "cashout --help" for usage)')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every row accepted, 1 some row not accepted (or invalid), 2 usage or unreadable file,\n' +
+        '            3 Redis unreachable or unsafe, 4 service unreachable or token refused.\n' +
+        'Configuration comes from the environment and a .env file; see .env.example.',
+    );
+
+  program
+    .command('validate')
+    .description('check a payout CSV and list every problem with its line; needs neither Redis nor the service')
+    .argument('<file>', 'payout CSV')
+    .addOption(delimiterOption)
+    .action(act(async (c, file: string, o: { delimiter?: string }) => (await import('./commands/validate.js')).validateCommand(c, file, o)));
+
+  program
+    .command('run')
+    .description('import a payout CSV, submit every withdrawal request until final, write the report')
+    .argument('<file>', 'payout CSV')
+    .option('--sandbox', 'use a local stand-in of the service (and a private Redis if none runs)')
+    .option('--partial', 'send the valid rows even when some rows are invalid; invalid ones go to rejected-rows.csv')
+    .addOption(delimiterOption)
+    .action(act(async (c, file: string, o: { sandbox?: boolean; partial?: boolean; delimiter?: string }) => (await import('./commands/run.js')).runCommand(c, file, o)));
+
+  program
+    .command('import')
+    .description('validate a payout CSV and queue its withdrawal requests for the workers')
+    .argument('<file>', 'payout CSV')
+    .option('--partial', 'queue the valid rows even when some rows are invalid')
+    .addOption(delimiterOption)
+    .action(act(async (c, file: string, o: { partial?: boolean; delimiter?: string }) => (await import('./commands/import.js')).importCommand(c, file, o)));
+
+  program
+    .command('worker')
+    .description('submit queued withdrawal requests until stopped (SIGTERM/SIGINT finish in-flight ones)')
+    .action(act(async (c) => (await import('./commands/worker.js')).workerCommand(c)));
+
+  program
+    .command('report')
+    .description('write a batch\'s results.csv and summary.json again from the ledger and print its summary')
+    .argument('<batch-id>', 'batch id printed by run or import')
+    .action(act(async (c, id: string) => (await import('./commands/report.js')).reportCommand(c, id)));
+
+  program
+    .command('sandbox')
+    .description('run the local stand-in of the service\'s staging environment on 127.0.0.1')
+    .option('--port <port>', 'port (default CASHOUT_SANDBOX_PORT or 4010; 0 = any free port)', port)
+    .action(act(async (c, o: { port?: number }) => (await import('./commands/sandbox.js')).sandboxCommand(c, o)));
+
+  program.exitOverride();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  return program;
+}
+
+/** Runs the CLI with `argv` and returns the exit code; never throws. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram((c) => (code = c));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      return EXIT.usage;
+    }
+    if (err instanceof CashoutError) {
+      process.stderr.write(`cashout: ${err.message}\n`);
+      return exitCodeFor(err);
+    }
+    process.stderr.write(`cashout: internal error: ${(err as Error)?.message ?? String(err)}\n`);
+    return EXIT.internal;
+  }
+}

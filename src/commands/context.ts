@@ -1,0 +1,97 @@
+/**
+ * The composition root shared by the commands: configuration, logger, bank list and row rules,
+ * and the Redis/BullMQ/ledger handles a command opens and closes.
+ */
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DEFAULT_REDIS_URL, parseConfig, withDotEnv, type Config } from '../config.js';
+import { createLogger, type Logger } from '../logger.js';
+import { loadBankList, type BankList } from '../contract/supported-banks.js';
+import type { RowRules } from '../import/validate-row.js';
+import { closeRedis, connectRedis } from '../queue/connection.js';
+import { startPrivateRedis, type PrivateRedis } from '../queue/private-redis.js';
+import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
+import { openLedger, type Ledger } from '../submit/ledger.js';
+import { CashoutError } from '../errors.js';
+
+/** What every command gets. */
+export interface AppContext {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly banks: BankList;
+  readonly rules: RowRules;
+}
+
+/** Reads configuration and the bank list; throws `CashoutError` naming a bad variable or file. */
+export function loadContext(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppContext {
+  const config = parseConfig(withDotEnv(env, cwd));
+  const log = createLogger({ level: config.logLevel });
+  const banks = config.banksFile ? loadBankList(config.banksFile) : loadBankList();
+  for (const name of banks.duplicates) log.warn({ bank: name, source: banks.source }, 'bank listed twice in the supported bank list; using it once');
+  return { config, log, banks, rules: { banks, walletCountries: config.walletCountries, maxFieldLength: config.maxFieldLength } };
+}
+
+/** Redis-side handles of a command. */
+export interface QueueHandles {
+  readonly redis: Redis;
+  /** Connection for BullMQ workers (maxRetriesPerRequest: null). */
+  readonly workerRedis: Redis;
+  readonly queue: Queue<SubmitJobData>;
+  readonly ledger: Ledger;
+  readonly prefix: string;
+  readonly privateRedis?: PrivateRedis;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens Redis, the submit queue and the ledger. With `sandbox`, keys live under a prefix of their
+ * own for this run, and when REDIS_URL is unset and nothing answers on the default address, a
+ * private `redis-server` is started for the run.
+ */
+export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = {}): Promise<QueueHandles> {
+  let url = ctx.config.redisUrl ?? DEFAULT_REDIS_URL;
+  let privateRedis: PrivateRedis | undefined;
+  let redis: Redis;
+  try {
+    redis = await connectRedis(url, { connectTimeoutMs: opts.sandbox && !ctx.config.redisUrl ? 1_000 : 5_000 });
+  } catch (err) {
+    if (!(opts.sandbox && !ctx.config.redisUrl)) throw err;
+    try {
+      privateRedis = await startPrivateRedis();
+    } catch {
+      throw new CashoutError(
+        'redis_unreachable',
+        `Redis is not running on ${DEFAULT_REDIS_URL} and redis-server could not be started; install Redis (e.g. apt-get install redis-server) or set REDIS_URL`,
+      );
+    }
+    url = privateRedis.url;
+    ctx.log.info({ port: privateRedis.port }, 'started a private Redis for this sandbox run');
+    redis = await connectRedis(url);
+  }
+  const workerRedis = await connectRedis(url, { forWorker: true });
+  const prefix = opts.sandbox ? `${ctx.config.redisPrefix}:sandbox-${randomBytes(4).toString('hex')}` : ctx.config.redisPrefix;
+  const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
+  const ledger = openLedger(redis, prefix);
+  return {
+    redis,
+    workerRedis,
+    queue,
+    ledger,
+    prefix,
+    ...(privateRedis ? { privateRedis } : {}),
+    async close() {
+      await queue.close();
+      await closeRedis(workerRedis);
+      await closeRedis(redis);
+      await privateRedis?.stop();
+    },
+  };
+}
+
+/** The service address and token from configuration, or a clear error naming what is missing. */
+export function serviceTarget(config: Config): { baseUrl: string; token: string } {
+  if (!config.apiBaseUrl) throw new CashoutError('config_invalid', 'setting CASHOUT_API_BASE_URL is missing: set the service address (or use --sandbox)', { key: 'CASHOUT_API_BASE_URL' });
+  if (!config.apiToken) throw new CashoutError('config_invalid', 'setting CASHOUT_API_TOKEN (or CASHOUT_API_TOKEN_FILE) is missing (or use --sandbox)', { key: 'CASHOUT_API_TOKEN' });
+  return { baseUrl: config.apiBaseUrl, token: config.apiToken };
+}

@@ -1,0 +1,39 @@
+/** `cashout import <file>`: validate and queue only; a `cashout worker` submits. Exit 0 queued, 1 refused (invalid rows), 2 file problem, 3 Redis. */
+import { importBatch } from '../batch/import-batch.js';
+import { writeReport } from '../results/write-report.js';
+import { formatSummary } from '../results/print-summary.js';
+import { requireSafeRedis } from '../queue/redis-safety.js';
+import { EXIT } from '../errors.js';
+import { openQueues, serviceTarget, type AppContext } from './context.js';
+import type { RunOptions } from './run.js';
+
+/** Imports one file into the queue; returns the exit code. */
+export async function importCommand(ctx: AppContext, file: string, opts: Omit<RunOptions, 'sandbox'>): Promise<number> {
+  const target = serviceTarget(ctx.config);
+  const handles = await openQueues(ctx);
+  try {
+    await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+    const r = await importBatch(
+      {
+        ledger: handles.ledger,
+        queue: handles.queue,
+        rules: ctx.rules,
+        log: ctx.log,
+        reportsDir: ctx.config.reportsDir,
+        itemsPerRequest: ctx.config.itemsPerRequest,
+        serviceUrl: target.baseUrl,
+      },
+      file,
+      opts,
+    );
+    if (r.state === 'refused') {
+      const summary = await writeReport(handles.ledger, r.batchId);
+      process.stdout.write(formatSummary(summary, r.reportDir));
+      return EXIT.notAllAccepted;
+    }
+    process.stdout.write(`Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` + (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'));
+    return EXIT.ok;
+  } finally {
+    await handles.close();
+  }
+}

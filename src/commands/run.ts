@@ -1,0 +1,151 @@
+/**
+ * `cashout run <file>`: import, submit in this process until every request of the batch is final,
+ * write the report, print the summary. `--sandbox` starts the local stand-in of the service (and,
+ * if needed, a private Redis) for the run. Exit: 0 every row accepted, 1 some row not accepted,
+ * 2 file or usage problem, 3 Redis, 4 the service could not be reached or refused the token.
+ */
+import { randomBytes } from 'node:crypto';
+import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { importBatch } from '../batch/import-batch.js';
+import { createPaymentClient } from '../submit/payment-client.js';
+import { requireSafeRedis } from '../queue/redis-safety.js';
+import { writeReport, type ReportSummary } from '../results/write-report.js';
+import { formatSummary } from '../results/print-summary.js';
+import { CashoutError, EXIT } from '../errors.js';
+import { startSubmitWorker } from '../../jobs/index.js';
+import { openQueues, serviceTarget, type AppContext, type QueueHandles } from './context.js';
+import type { Ledger } from '../submit/ledger.js';
+
+/** Options of `run` and `import`. */
+export interface RunOptions {
+  readonly sandbox?: boolean;
+  readonly partial?: boolean;
+  readonly delimiter?: string;
+}
+
+/** Exit code for a finished batch's summary, with a one-line cause on stderr for exit 4. */
+export function exitCodeForSummary(s: ReportSummary, validRows: number): number {
+  if (s.rows > 0 && s.byStatus.accepted.rows === s.rows) return EXIT.ok;
+  if (s.haltReason) {
+    process.stderr.write(`cashout: ${s.haltReason}\n`);
+    return EXIT.service;
+  }
+  const reachedService = s.byStatus.accepted.rows + s.byStatus.rejected.rows + s.byStatus.unknown.rows;
+  if (s.batchState !== 'refused' && validRows > 0 && reachedService === 0 && s.byStatus.not_sent.rows >= validRows) {
+    process.stderr.write(`cashout: the service at ${s.serviceUrl} could not be reached; nothing was sent\n`);
+    return EXIT.service;
+  }
+  return EXIT.notAllAccepted;
+}
+
+/** Polls the ledger until the batch has no open request, reporting progress on stderr. */
+export async function waitForBatch(ledger: Ledger, batchId: string, log: AppContext['log'], signal?: AbortSignal): Promise<void> {
+  const tty = process.stderr.isTTY;
+  let lastLog = 0;
+  const started = Date.now();
+  for (;;) {
+    const b = await ledger.getBatch(batchId);
+    if (!b) throw new CashoutError('batch_not_found', `batch ${batchId} disappeared from the ledger`);
+    const last = await ledger.lastSeq(batchId);
+    const done = Math.max(0, last - b.open);
+    if (tty) {
+      const rate = done / Math.max(1, (Date.now() - started) / 1000);
+      process.stderr.write(`\rrequests ${done}/${last} final, ${rate.toFixed(1)}/s   `);
+    } else if (Date.now() - lastLog > 10_000) {
+      lastLog = Date.now();
+      log.info({ batchId, done, requests: last }, 'submitting');
+    }
+    if (b.open === 0 && b.state !== 'staging') break;
+    if (signal?.aborted) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (tty) process.stderr.write('\n');
+}
+
+/** Runs the whole job on one file; returns the exit code. */
+export async function runCommand(ctx: AppContext, file: string, opts: RunOptions): Promise<number> {
+  let sandbox: Sandbox | undefined;
+  let handles: QueueHandles | undefined;
+  let batchId: string | undefined;
+  const stop = new AbortController();
+  const onSignal = () => {
+    ctx.log.warn('stopping: no new submission starts; in-flight ones finish and are recorded');
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    let target: { baseUrl: string; token: string };
+    if (opts.sandbox) {
+      const token = randomBytes(24).toString('hex');
+      sandbox = await startSandbox({ token, banks: ctx.banks });
+      target = { baseUrl: sandbox.url, token };
+      ctx.log.info({ url: sandbox.url }, 'sandbox started');
+    } else {
+      target = serviceTarget(ctx.config);
+    }
+    handles = await openQueues(ctx, { sandbox: opts.sandbox === true });
+    const makeDurable = opts.sandbox ? undefined : await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+    const imported = await importBatch(
+      {
+        ledger: handles.ledger,
+        queue: handles.queue,
+        rules: ctx.rules,
+        log: ctx.log,
+        reportsDir: ctx.config.reportsDir,
+        itemsPerRequest: ctx.config.itemsPerRequest,
+        serviceUrl: target.baseUrl,
+      },
+      file,
+      opts,
+    );
+    batchId = imported.batchId;
+    if (imported.state === 'queued') {
+      const client = createPaymentClient({
+        baseUrl: target.baseUrl,
+        token: target.token,
+        requestTimeoutMs: ctx.config.requestTimeoutMs,
+        connectTimeoutMs: ctx.config.connectTimeoutMs,
+        connections: ctx.config.concurrency,
+      });
+      const worker = startSubmitWorker(
+        {
+          connection: handles.workerRedis,
+          prefix: handles.prefix,
+          concurrency: ctx.config.concurrency,
+          rateLimitPerSecond: ctx.config.rateLimitPerSecond,
+          connectRetries: ctx.config.connectRetries,
+          connectBackoffMs: ctx.config.connectBackoffMs,
+          requestTimeoutMs: ctx.config.requestTimeoutMs,
+          ...(makeDurable ? { makeDurable } : {}),
+        },
+        { ledger: handles.ledger, client, log: ctx.log, queue: handles.queue },
+      );
+      try {
+        await waitForBatch(handles.ledger, imported.batchId, ctx.log, stop.signal);
+      } finally {
+        await worker.close();
+        await client.close();
+      }
+    }
+    const summary = await writeReport(handles.ledger, imported.batchId);
+    process.stdout.write(formatSummary(summary, imported.reportDir));
+    if (stop.signal.aborted && summary.byStatus.pending.rows > 0) {
+      process.stderr.write(`cashout: stopped before the batch finished; run "cashout worker" to finish batch ${imported.batchId}\n`);
+      return EXIT.notAllAccepted;
+    }
+    return exitCodeForSummary(summary, imported.validRows);
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    if (handles) {
+      if (opts.sandbox) {
+        // A sandbox run's ledger and jobs are of no use after it: its report is on disk.
+        if (batchId) await handles.ledger.deleteBatch(batchId).catch(() => undefined);
+        await handles.queue.obliterate({ force: true }).catch(() => undefined);
+      }
+      await handles.close();
+    }
+    await sandbox?.close();
+  }
+}

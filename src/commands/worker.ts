@@ -1,0 +1,58 @@
+/**
+ * `cashout worker`: long-running submitter. Takes withdrawal requests from the queue, writes each
+ * batch's report when its last request is final. SIGTERM/SIGINT: no new submission starts,
+ * in-flight ones finish (bounded by the request timeout) and are recorded, then exit 0.
+ */
+import { startSubmitWorker } from '../../jobs/index.js';
+import { createPaymentClient } from '../submit/payment-client.js';
+import { requireSafeRedis } from '../queue/redis-safety.js';
+import { writeReport } from '../results/write-report.js';
+import { EXIT } from '../errors.js';
+import { openQueues, serviceTarget, type AppContext } from './context.js';
+
+/** Runs until a stop signal; returns the exit code. */
+export async function workerCommand(ctx: AppContext): Promise<number> {
+  const target = serviceTarget(ctx.config);
+  const handles = await openQueues(ctx);
+  const makeDurable = await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+  const client = createPaymentClient({
+    baseUrl: target.baseUrl,
+    token: target.token,
+    requestTimeoutMs: ctx.config.requestTimeoutMs,
+    connectTimeoutMs: ctx.config.connectTimeoutMs,
+    connections: ctx.config.concurrency,
+  });
+  const worker = startSubmitWorker(
+    {
+      connection: handles.workerRedis,
+      prefix: handles.prefix,
+      concurrency: ctx.config.concurrency,
+      rateLimitPerSecond: ctx.config.rateLimitPerSecond,
+      connectRetries: ctx.config.connectRetries,
+      connectBackoffMs: ctx.config.connectBackoffMs,
+      requestTimeoutMs: ctx.config.requestTimeoutMs,
+      ...(makeDurable ? { makeDurable } : {}),
+    },
+    {
+      ledger: handles.ledger,
+      client,
+      log: ctx.log,
+      queue: handles.queue,
+      onBatchDone: async (batchId) => {
+        const s = await writeReport(handles.ledger, batchId);
+        ctx.log.info({ batchId, state: s.batchState, accepted: s.byStatus.accepted.rows, rows: s.rows }, 'batch finished; report written');
+      },
+    },
+  );
+  ctx.log.info({ concurrency: ctx.config.concurrency, service: target.baseUrl }, 'worker started');
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  ctx.log.info('stopping: in-flight submissions finish and are recorded');
+  await worker.close();
+  await client.close();
+  await handles.close();
+  return EXIT.ok;
+}

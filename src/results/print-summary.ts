@@ -1,0 +1,36 @@
+/** The short human summary of a batch, printed on stdout after `run`, `report` and `import`. */
+import { join } from 'node:path';
+import type { ReportSummary, RowStatus } from './write-report.js';
+import { ROW_STATUSES } from './write-report.js';
+
+const MEANING: Record<RowStatus, string> = {
+  accepted: 'withdrawal request created by the service',
+  rejected: 'refused by the service (HTTP 422); nothing was created',
+  unknown: 'outcome unknown: check the service dashboard before paying again',
+  not_sent: 'never reached the service',
+  invalid: 'row not valid; fix it and upload again',
+  pending: 'not final yet',
+};
+
+/** Groups digits of an EGP amount string: "1234567.50" → "1,234,567.50". */
+export function groupDigits(amount: string): string {
+  const [int = '0', dec = '00'] = amount.split('.');
+  return `${int.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${dec}`;
+}
+
+/** Renders the summary as text lines. */
+export function formatSummary(s: ReportSummary, reportDir: string): string {
+  const lines = [
+    `Batch ${s.batchId}  ${s.fileName}  (${s.batchState})`,
+    `Rows ${s.rows}, withdrawal requests ${s.requests}, service ${s.serviceUrl}`,
+  ];
+  for (const status of ROW_STATUSES) {
+    const t = s.byStatus[status];
+    if (t.rows === 0) continue;
+    lines.push(`  ${status.padEnd(9)} ${String(t.rows).padStart(7)}   EGP ${groupDigits(t.amount).padStart(16)}   ${MEANING[status]}`);
+  }
+  lines.push(`  ${'total'.padEnd(9)} ${String(s.total.rows).padStart(7)}   EGP ${groupDigits(s.total.amount).padStart(16)}`);
+  if (s.haltReason) lines.push(`Stopped: ${s.haltReason}`);
+  lines.push(`Report: ${join(reportDir, 'results.csv')}`);
+  return `${lines.join('\n')}\n`;
+}
