@@ -97,12 +97,12 @@ export interface Outcome {
 }
 
 const CLAIM = `
-local st = redis.call('HGET', KEYS[2], 'state')
-if not st then return {'missing'} end
-if st ~= 'queued' then return {'batch', st} end
 local rs = redis.call('HGET', KEYS[1], 'state')
 if not rs then return {'missing'} end
 if rs ~= 'pending' and rs ~= 'reconciled_not_created' then return {'state', rs} end
+local st = redis.call('HGET', KEYS[2], 'state')
+if not st then return {'missing'} end
+if st ~= 'queued' then return {'batch', st} end
 redis.call('HSET', KEYS[1], 'state', 'sending', 'sending_at', ARGV[1], 'sent_by', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('SADD', KEYS[3], ARGV[3])

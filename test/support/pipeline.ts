@@ -1,0 +1,148 @@
+/**
+ * The pipeline assembled in-process for integration tests: real Redis (own prefix), real HTTP to a
+ * sandbox, real files. `runBatch` imports a CSV text, runs a submit worker until the batch is
+ * final, writes the report and returns its rows.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { parse } from 'csv-parse/sync';
+import { importBatch, type ImportResult } from '../../src/batch/import-batch.js';
+import { makeBankList, loadBankList, type BankList } from '../../src/contract/supported-banks.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { SUBMIT_QUEUE, type SubmitJobData } from '../../src/queue/queues.js';
+import { openLedger, type Ledger } from '../../src/submit/ledger.js';
+import { createPaymentClient } from '../../src/submit/payment-client.js';
+import { writeReport, type ReportSummary } from '../../src/results/write-report.js';
+import { waitForBatch } from '../../src/commands/run.js';
+import { startSubmitWorker } from '../../jobs/index.js';
+import { TEST_REDIS_URL, deleteKeys, testPrefix } from './redis.js';
+
+/** Header of the payout CSV template. */
+export const HEADER = 'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
+
+/** A valid wallet row. */
+export function walletRow(n: number, amount = '100.00'): string {
+  return `wallet,${amount},TRANSFER,Holder ${n},+2010${String(10_000_000 + n).slice(-8)},,,,Payout ${n},REF-${n}`;
+}
+
+/** A valid bank row. */
+export function bankRow(n: number, amount = '250.00', bank = 'National Bank of Egypt'): string {
+  return `bank,${amount},TRANSFER,Bank Holder ${n},,${bank},"1 Nile St, Cairo",${String(100_000_000_000 + n)},Salary ${n},BREF-${n}`;
+}
+
+/** An in-memory log sink (JSON lines). */
+export function memoryLog(level = 'info'): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { log: createLogger({ level, stream }), lines };
+}
+
+/** One isolated pipeline: its own prefix, queue, ledger and reports folder. */
+export interface TestPipeline {
+  readonly prefix: string;
+  readonly redis: Redis;
+  readonly workerRedis: Redis;
+  readonly queue: Queue<SubmitJobData>;
+  readonly ledger: Ledger;
+  readonly reportsDir: string;
+  readonly log: Logger;
+  readonly logLines: string[];
+  /** The import's bank list (may hold names the sandbox does not know, to provoke a 422). */
+  readonly banks: BankList;
+  writeCsv(name: string, rows: readonly string[]): Promise<string>;
+  importCsv(path: string, opts?: { partial?: boolean; itemsPerRequest?: number; serviceUrl?: string }): Promise<ImportResult>;
+  /** Runs a worker against `baseUrl` until the batch is final; returns the report. */
+  submit(batchId: string, target: { baseUrl: string; token: string; requestTimeoutMs?: number; connectRetries?: number; concurrency?: number }): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
+  report(batchId: string): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
+  close(): Promise<void>;
+}
+
+/** Opens a pipeline under a fresh prefix. `extraBanks` are added to the import's bank list only. */
+export async function openTestPipeline(label: string, extraBanks: readonly string[] = []): Promise<TestPipeline> {
+  const prefix = testPrefix(label);
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
+  const workerRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
+  const ledger = openLedger(redis, prefix);
+  const reportsDir = await mkdtemp(join(tmpdir(), `cashout-${label}-`));
+  const { log, lines } = memoryLog();
+  const banks = makeBankList([...loadBankList().names, ...extraBanks]);
+  const rules = { banks, walletCountries: ['EG'], maxFieldLength: 255 };
+
+  const report = async (batchId: string) => {
+    const summary = await writeReport(ledger, batchId);
+    const batch = await ledger.getBatch(batchId);
+    const rows = parse(await readFile(join(batch!.reportDir, 'results.csv')), { columns: true }) as Record<string, string>[];
+    return { summary, rows };
+  };
+
+  return {
+    prefix,
+    redis,
+    workerRedis,
+    queue,
+    ledger,
+    reportsDir,
+    log,
+    logLines: lines,
+    banks,
+    async writeCsv(name, rows) {
+      const path = join(reportsDir, name);
+      await writeFile(path, `${[HEADER, ...rows].join('\n')}\n`);
+      return path;
+    },
+    importCsv(path, opts = {}) {
+      return importBatch(
+        { ledger, queue, rules, log, reportsDir, itemsPerRequest: opts.itemsPerRequest ?? 3, serviceUrl: opts.serviceUrl ?? 'http://sandbox.test' },
+        path,
+        opts.partial ? { partial: true } : {},
+      );
+    },
+    async submit(batchId, target) {
+      const client = createPaymentClient({
+        baseUrl: target.baseUrl,
+        token: target.token,
+        requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
+        connectTimeoutMs: 1_000,
+        connections: 8,
+      });
+      const worker = startSubmitWorker(
+        {
+          connection: workerRedis,
+          prefix,
+          concurrency: target.concurrency ?? 2,
+          rateLimitPerSecond: 0,
+          connectRetries: target.connectRetries ?? 0,
+          connectBackoffMs: 10,
+          requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
+        },
+        { ledger, client, log, queue },
+      );
+      try {
+        await waitForBatch(ledger, batchId, log);
+      } finally {
+        await worker.close();
+        await client.close();
+      }
+      return report(batchId);
+    },
+    report,
+    async close() {
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      redis.disconnect();
+      workerRedis.disconnect();
+      await deleteKeys(prefix);
+      await rm(reportsDir, { recursive: true, force: true });
+    },
+  };
+}
