@@ -72,9 +72,8 @@ describe('service answers mapped to rows', () => {
     ['a reset after the request was created', { rates: { createThenReset: 1 } }, true],
     ['created, then HTTP 500', { rates: { createThen500: 1 } }, true],
     ['no answer before the timeout', { rates: { hang: 1 } }, false],
-  ])('%s leaves every row unknown and a retry of the job sends nothing', async (label, faults, createdBySandbox) => {
+  ])('%s leaves every row unknown and a retry of the job sends nothing', async (_label, faults, createdBySandbox) => {
     const n = 100 + (caseNo += 1);
-    void label;
     const file = await p.writeCsv(`unknown-${n}.csv`, [walletRow(n), bankRow(n)]);
     const batch = await p.importCsv(file, { itemsPerRequest: 5 });
     sandbox.setFaults(faults);
