@@ -79,7 +79,7 @@ describe('buildRequest', () => {
   it.each([
     ['only wallets', [walletItem(2, '1.00'), walletItem(3, '2.00')], 'mobile_wallets', 'bank_accounts'],
     ['only banks', [bankItem(2, '1.00'), bankItem(3, '2.00')], 'bank_accounts', 'mobile_wallets'],
-  ] as const)('a request with %s has no %s-less empty array: the other key is absent', (_label, items, present, absent) => {
+  ] as const)('a request with %s carries only %s; the %s key is absent, not an empty array', (_label, items, present, absent) => {
     const { body } = buildRequest(1, items);
     expect(Object.keys(body)).toEqual([present]);
     expect(body).not.toHaveProperty(absent);
@@ -117,7 +117,7 @@ describe('buildRequest', () => {
     [['0.10', '0.20'], 30n],
     [['0.01'], 1n],
     [['100.00', '2500.50'], 260050n],
-    [['99999999.99', '99999999.99', '0.02'], 2000000000000n],
+    [['99999999.99', '99999999.99', '0.02'], 20000000000n],
     [['0.10', '0.10', '0.10'], 30n],
   ])('total of %j is exactly %i piasters', (amounts, total) => {
     const items = amounts.map((a, i) => (i % 2 === 0 ? walletItem(i + 2, a) : bankItem(i + 2, a)));
