@@ -82,7 +82,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('sandbox')
     .description('run the local stand-in of the service\'s staging environment on 127.0.0.1')
     .option('--port <port>', 'port (default CASHOUT_SANDBOX_PORT or 4010; 0 = any free port)', port)
-    .action(act(async (c, o: { port?: number }) => (await import('./commands/sandbox.js')).sandboxCommand(c, o)));
+    .option('--host <address>', 'address to listen on (default 127.0.0.1; containers need 0.0.0.0)')
+    .action(act(async (c, o: { port?: number; host?: string }) => (await import('./commands/sandbox.js')).sandboxCommand(c, o)));
 
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });

@@ -10,12 +10,13 @@ import { EXIT } from '../errors.js';
 import type { AppContext } from './context.js';
 
 /** Starts the sandbox and waits for SIGINT/SIGTERM. */
-export async function sandboxCommand(ctx: AppContext, opts: { port?: number }): Promise<number> {
+export async function sandboxCommand(ctx: AppContext, opts: { port?: number; host?: string }): Promise<number> {
   const token = ctx.config.sandboxToken ?? randomBytes(24).toString('hex');
   const sandbox = await startSandbox({
     token,
     banks: ctx.banks,
     port: opts.port ?? ctx.config.sandboxPort,
+    ...(opts.host ? { host: opts.host } : {}),
     faults: faultConfigFromEnv(process.env),
   });
   process.stdout.write(

@@ -60,7 +60,7 @@ describe('service answers mapped to rows', () => {
       ['rejected', '1'],
       ['rejected', '1'],
     ]);
-    expect(rows.every((r) => r.errors.startsWith('bank_name: '))).toBe(true);
+    expect(rows.every((r) => r.errors!.startsWith('bank_name: '))).toBe(true);
     expect(sandbox.received()).toBe(1);
     expect(sandbox.ledger()).toHaveLength(0);
   });

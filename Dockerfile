@@ -1,0 +1,12 @@
+# Image of the cashout command, used by docker-compose.yml for the worker and the sandbox.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+COPY jobs ./jobs
+COPY samples ./samples
+RUN npm ci --ignore-scripts && npx tsc -p tsconfig.json && npm prune --omit=dev
+USER node
+ENTRYPOINT ["node", "bin/cashout.js"]
+CMD ["--help"]

@@ -1,0 +1,125 @@
+/**
+ * CSV reports (src/results/csv-out.ts): cells a spreadsheet would run as a formula are defused,
+ * numbers and phone numbers stay readable, and the file is owner-only, complete and parseable.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, describe, expect, it } from 'vitest';
+import { neutraliseCell, openCsvOut } from '../../src/results/csv-out.js';
+
+const tmpDirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cashout-csv-'));
+  tmpDirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('neutraliseCell', () => {
+  it.each([
+    ['=SUM(A1)', "'=SUM(A1)"],
+    ['=1+1', "'=1+1"],
+    ['@cmd', "'@cmd"],
+    ['+cmd', "'+cmd"],
+    ['-cmd', "'-cmd"],
+    ['\t=cmd', "'\t=cmd"],
+    ['\tplain', "'\tplain"],
+    ['\r=cmd', "'\r=cmd"],
+    ['-2+3+cmd|" /C calc"!A0', '\'-2+3+cmd|" /C calc"!A0'],
+    ['+1-1', "'+1-1"],
+  ])('a formula-like cell %j is prefixed with an apostrophe', (value, expected) => {
+    expect(neutraliseCell(value)).toBe(expected);
+  });
+
+  it.each([
+    ['an international mobile number', '+201001234567'],
+    ['a negative amount', '-5.00'],
+    ['an amount', '100.00'],
+    ['a positive amount with a sign', '+5.00'],
+    ['plain text', 'May payout'],
+    ['Arabic text', 'محمد أحمد'],
+    ['an IBAN', 'EG380019000500000000263180002'],
+    ['an equals sign inside text', 'a=b'],
+    ['an empty cell', ''],
+  ])('%s (%j) is left unchanged', (_label, value) => {
+    expect(neutraliseCell(value)).toBe(value);
+  });
+});
+
+describe('openCsvOut', () => {
+  const HEADER = ['line', 'holder_name', 'amount', 'mobile_number', 'reason'];
+  const ROWS: (string | number | undefined)[][] = [
+    [2, 'Mona, Ahmed', '150.00', '+201001234567', 'accepted'],
+    [3, 'Omar "the boss"', '-5.00', '', 'bank_name: line one\nline two'],
+    [4, 'محمد أحمد', '1500.25', undefined, 'قيمة غير صالحة'],
+    [5, '=HYPERLINK("http://x")', '0.10', '@SUM(1)', '+cmd'],
+    [6, ' padded ', '0.20', '01001234567', 'a\r\nb'],
+  ];
+  const EXPECTED = [
+    HEADER,
+    ['2', 'Mona, Ahmed', '150.00', '+201001234567', 'accepted'],
+    ['3', 'Omar "the boss"', '-5.00', '', 'bank_name: line one\nline two'],
+    ['4', 'محمد أحمد', '1500.25', '', 'قيمة غير صالحة'],
+    ['5', '\'=HYPERLINK("http://x")', '0.10', "'@SUM(1)", "'+cmd"],
+    ['6', ' padded ', '0.20', '01001234567', 'a\r\nb'],
+  ];
+
+  async function writeReport(): Promise<{ dir: string; path: string }> {
+    const dir = tempDir();
+    const path = join(dir, 'results.csv');
+    const out = openCsvOut(path, HEADER);
+    for (const row of ROWS) await out.write(row);
+    await out.close();
+    return { dir, path };
+  }
+
+  it.each(EXPECTED.map((row, i) => [i, row] as const))('record %i reads back with the same values (commas, quotes, newlines, Arabic)', async (i, row) => {
+    const { path } = await writeReport();
+    const records = parse(readFileSync(path, 'utf8'), { relax_column_count: false }) as string[][];
+    expect(records).toHaveLength(EXPECTED.length);
+    expect(records[i]).toEqual(row);
+  });
+
+  it.each([
+    ['is owner-only (mode 0600)', ({ path }: { path: string }) => expect(statSync(path).mode & 0o777).toBe(0o600)],
+    ['leaves no .tmp file behind', ({ dir }: { dir: string }) => expect(readdirSync(dir)).toEqual(['results.csv'])],
+    ['ends with a newline after the last record', ({ path }: { path: string }) => expect(readFileSync(path, 'utf8').endsWith('\n')).toBe(true)],
+  ])('the finished file %s', async (_label, check) => {
+    check(await writeReport());
+  });
+
+  it('a header-only report is a valid CSV with just the header', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'empty.csv');
+    const out = openCsvOut(path, HEADER);
+    await out.close();
+    expect(parse(readFileSync(path, 'utf8'))).toEqual([HEADER]);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('the report does not exist under its final name before close()', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'late.csv');
+    const out = openCsvOut(path, HEADER);
+    await out.write(ROWS[0]!);
+    expect(readdirSync(dir)).not.toContain('late.csv');
+    await out.close();
+    expect(readdirSync(dir)).toEqual(['late.csv']);
+  });
+
+  it('many rows all arrive, in order (back-pressure does not drop any)', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'big.csv');
+    const out = openCsvOut(path, ['line', 'text']);
+    const n = 5_000;
+    for (let i = 0; i < n; i++) await out.write([i, `row ${i} ${'x'.repeat(200)}`]);
+    await out.close();
+    const records = parse(readFileSync(path, 'utf8')) as string[][];
+    expect(records).toHaveLength(n + 1);
+    expect(records.slice(1).map((r) => Number(r[0]))).toEqual(Array.from({ length: n }, (_, i) => i));
+  });
+});
