@@ -2,10 +2,10 @@
  * The root logger (pino). JSON lines on stderr by default, pretty when stderr is a terminal, so
  * stdout stays free for the command's own output. The token never appears: `authorization` and
  * token fields are removed, and `mobile_number`, `number` and `account_number` are masked wherever
- * they sit in a logged object (two levels deep).
+ * they sit in a logged object, at any depth and inside arrays (`maskDeep` on every line).
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
-import { maskNumber } from './mask.js';
+import { maskDeep, maskNumber } from './mask.js';
 
 export type { Logger } from 'pino';
 
@@ -24,6 +24,7 @@ export function createLogger(opts: LoggerOptions): Logger {
   const base = {
     level: opts.level,
     base: { app: 'bulk-cashout' },
+    formatters: { log: (obj: Record<string, unknown>) => maskDeep(obj) },
     redact: {
       paths: [...SECRET_PATHS, ...MASKED_PATHS],
       censor: (value: unknown, path: string[]) => {

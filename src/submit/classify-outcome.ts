@@ -64,8 +64,10 @@ export const DEFAULT_RETRY_AFTER_MS = 1_000;
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number {
   if (value === undefined) return DEFAULT_RETRY_AFTER_MS;
   const cap = 600_000;
-  if (/^\d+$/.test(value.trim())) return Math.min(cap, Number(value.trim()) * 1000);
-  const at = Date.parse(value);
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.min(cap, Math.ceil(Number(v) * 1000));
+  if (!/[A-Za-z]/.test(v)) return DEFAULT_RETRY_AFTER_MS;
+  const at = Date.parse(v);
   if (Number.isNaN(at)) return DEFAULT_RETRY_AFTER_MS;
   return Math.min(cap, Math.max(0, at - now));
 }

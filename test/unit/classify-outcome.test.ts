@@ -204,6 +204,8 @@ describe('parseRetryAfter', () => {
     ['an HTTP-date in the past', new Date(NOW - 60_000).toUTCString(), 0],
     ['garbage', 'later please', 1_000],
     ['empty string', '', 1_000],
+    ['"3.5" (fractional seconds, rounded up)', '3.5', 3_500],
+    ['"-1" (negative: not a delay)', '-1', 1_000],
   ])('%s → %i ms', (_label, value, expected) => {
     expect(parseRetryAfter(value, NOW)).toBe(expected);
   });

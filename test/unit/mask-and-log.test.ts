@@ -122,6 +122,14 @@ describe('createLogger', () => {
     expect(text).not.toContain(secret);
   });
 
+  it('numbers inside arrays and deep inside job data are masked too', async () => {
+    const { log, output } = memoryLogger();
+    log.info({ body: { mobile_wallets: [{ mobile_number: MOBILE }] }, job: { data: { item: { number: IBAN, nested: { token: TOKEN } } } } }, 'deep');
+    const text = await output();
+    expect(text).toContain('deep');
+    for (const secret of [MOBILE, IBAN, TOKEN]) expect(text).not.toContain(secret);
+  });
+
   it('the line is JSON: secrets redacted, numbers masked, other fields kept', async () => {
     const { log, output } = memoryLogger();
     log.info({ ...secretObject, batchId: 'abc', amount: '150.00' }, 'posting');
