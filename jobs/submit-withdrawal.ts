@@ -48,6 +48,13 @@ export function createSubmitProcessor(deps: SubmitProcessorDeps) {
       return { state: 'rejected', childSeq: result.childSeq };
     }
     if (result.open === 0) await deps.onBatchDone?.(batchId);
+    // Rows that need a person fail the job, so they stand out on the dashboard. Retrying such a job
+    // re-runs this processor, and the ledger decides again: an unknown request is refused until a
+    // person resolved it as not created; a not_sent one is sent.
+    if (result.state === 'unknown') {
+      throw new UnrecoverableError(`request ${seq} of batch ${batchId}: outcome unknown, it may or may not have been created; reconcile it (cashout reconcile ${batchId})`);
+    }
+    if (result.state === 'not_sent') throw new UnrecoverableError(`request ${seq} of batch ${batchId} was not sent; it can be retried`);
     return { state: result.state };
   };
 }

@@ -79,6 +79,34 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(act(async (c, id: string) => (await import('./commands/report.js')).reportCommand(c, id)));
 
   program
+    .command('reconcile')
+    .description('list the withdrawal requests of a batch whose outcome is unknown and write reconciliation.csv')
+    .argument('<batch-id>', 'batch id')
+    .action(act(async (c, id: string) => (await import('./commands/reconcile.js')).reconcileCommand(c, id)));
+
+  program
+    .command('resolve')
+    .description('record what a person found in the service\'s dashboard about an unknown request')
+    .argument('<batch-id>', 'batch id')
+    .argument('<request>', 'request number (see cashout reconcile)')
+    .option('--created', 'the service did create it: its rows are accepted')
+    .option('--not-created', 'the service did not create it: it may be sent again (cashout retry)')
+    .requiredOption('--note <text>', 'where you looked and what you found')
+    .option('--as <name>', 'who records the finding (default: the system user name)')
+    .action(
+      act(async (c, id: string, req: string, o: { created?: boolean; notCreated?: boolean; note?: string; as?: string }) =>
+        (await import('./commands/reconcile.js')).resolveCommand(c, id, req, o),
+      ),
+    );
+
+  program
+    .command('retry')
+    .description('queue a request again that the ledger allows to be sent (not_sent, or resolved as not created)')
+    .argument('<batch-id>', 'batch id')
+    .argument('<request>', 'request number')
+    .action(act(async (c, id: string, req: string) => (await import('./commands/reconcile.js')).retryCommand(c, id, req)));
+
+  program
     .command('sandbox')
     .description('run the local stand-in of the service\'s staging environment on 127.0.0.1')
     .option('--port <port>', 'port (default CASHOUT_SANDBOX_PORT or 4010; 0 = any free port)', port)

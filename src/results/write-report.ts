@@ -50,6 +50,8 @@ export interface ReportSummary {
   readonly reportWrittenAt: string;
   readonly serviceUrl: string;
   readonly haltReason?: string;
+  /** Every finding a person recorded on an unknown request (reconciliation). */
+  readonly resolutions: readonly { request: number; finding: string; by: string; at: string; note: string }[];
 }
 
 interface RowOutcome {
@@ -74,12 +76,14 @@ async function* readInvalid(path: string): AsyncGenerator<{ line: number; issues
 }
 
 function outcomeFromRequest(req: LedgerRequest, line: number): RowOutcome | 'follow' {
-  const base = { request: req.seq, httpStatus: req.httpStatus, message: req.message ?? '', errors: '' };
+  const res = req.resolution;
+  const reconciled = res ? ` (reconciled as ${res.finding.replace('_', ' ')} by ${res.by} on ${res.at}: ${res.note})` : '';
+  const base = { request: req.seq, httpStatus: req.httpStatus, message: `${req.message ?? ''}${req.state === 'reconciled_created' ? '' : reconciled}`, errors: '' };
   switch (req.state) {
     case 'accepted':
       return { ...base, status: 'accepted' };
     case 'reconciled_created':
-      return { ...base, status: 'accepted', message: `accepted (reconciled by ${req.resolution?.by ?? 'staff'}: ${req.resolution?.note ?? ''})` };
+      return { ...base, status: 'accepted', message: `accepted (reconciled): created by the service, as ${res?.by ?? 'staff'} found on ${res?.at ?? '?'}: ${res?.note ?? ''}` };
     case 'rejected': {
       const own = req.rowErrors?.[String(line)];
       if (own) return { ...base, status: 'rejected', errors: own.join('; ') };
@@ -199,13 +203,15 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
   }
   await out.close();
 
+  const resolutions = await ledger.listResolutions(batch.id);
+  const lastSeq = await ledger.lastSeq(batch.id);
   const summary: ReportSummary = {
     batchId: batch.id,
     fileName: batch.fileName,
     sha256: batch.sha256,
     batchState: batch.state,
     rows: total.rows,
-    requests: await ledger.lastSeq(batch.id),
+    requests: lastSeq,
     byStatus,
     byChannel,
     total,
@@ -214,6 +220,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     reportWrittenAt: new Date().toISOString(),
     serviceUrl: batch.serviceUrl,
     ...(batch.haltReason ? { haltReason: batch.haltReason } : {}),
+    resolutions,
   };
   const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.tmp`);
   await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });

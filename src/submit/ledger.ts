@@ -96,16 +96,56 @@ export interface Outcome {
   readonly rowErrors?: Readonly<Record<string, readonly string[]>>;
 }
 
+// KEYS: req, batch, sending-set. ARGV: now, worker id, seq.
+// Sendable: pending (never sent), reconciled_not_created (a person found it was not created) and
+// not_sent (provably never reached the service). Taking a not_sent request reopens it in its batch.
 const CLAIM = `
 local rs = redis.call('HGET', KEYS[1], 'state')
 if not rs then return {'missing'} end
-if rs ~= 'pending' and rs ~= 'reconciled_not_created' then return {'state', rs} end
+if rs ~= 'pending' and rs ~= 'reconciled_not_created' and rs ~= 'not_sent' then return {'state', rs} end
 local st = redis.call('HGET', KEYS[2], 'state')
 if not st then return {'missing'} end
-if st ~= 'queued' then return {'batch', st} end
+if rs == 'not_sent' then
+  if st ~= 'queued' and st ~= 'finished' and st ~= 'needs_reconciliation' then return {'batch', st} end
+  redis.call('HINCRBY', KEYS[2], 'req_not_sent', -1)
+  redis.call('HINCRBY', KEYS[2], 'open', 1)
+  redis.call('HSET', KEYS[2], 'state', 'queued')
+  redis.call('HDEL', KEYS[2], 'finished_at')
+elseif st ~= 'queued' then
+  return {'batch', st}
+end
 redis.call('HSET', KEYS[1], 'state', 'sending', 'sending_at', ARGV[1], 'sent_by', ARGV[2])
+redis.call('HDEL', KEYS[1], 'finished_at', 'message', 'http_status')
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('SADD', KEYS[3], ARGV[3])
+return {'ok'}
+`;
+
+// A person's finding on an unknown request. KEYS: req, batch, resolutions list. ARGV: finding, resolution json, now, seq.
+const RESOLVE = `
+local rs = redis.call('HGET', KEYS[1], 'state')
+if not rs then return {'missing'} end
+if rs ~= 'unknown' then return {'state', rs} end
+redis.call('HINCRBY', KEYS[2], 'req_unknown', -1)
+redis.call('HSET', KEYS[1], 'resolution', ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[4] .. ' ' .. ARGV[2])
+if ARGV[1] == 'created' then
+  redis.call('HSET', KEYS[1], 'state', 'reconciled_created')
+  redis.call('HINCRBY', KEYS[2], 'req_reconciled_created', 1)
+  local unknown = tonumber(redis.call('HGET', KEYS[2], 'req_unknown') or '0')
+  local open = tonumber(redis.call('HGET', KEYS[2], 'open') or '0')
+  if unknown <= 0 and open == 0 and redis.call('HGET', KEYS[2], 'state') == 'needs_reconciliation' then
+    redis.call('HSET', KEYS[2], 'state', 'finished', 'finished_at', ARGV[3])
+  end
+else
+  redis.call('HSET', KEYS[1], 'state', 'reconciled_not_created')
+  redis.call('HINCRBY', KEYS[2], 'open', 1)
+  local st = redis.call('HGET', KEYS[2], 'state')
+  if st == 'needs_reconciliation' or st == 'finished' then
+    redis.call('HSET', KEYS[2], 'state', 'queued')
+    redis.call('HDEL', KEYS[2], 'finished_at')
+  end
+end
 return {'ok'}
 `;
 
@@ -133,6 +173,10 @@ return {open, 'ok'}
 // ARGV: now, parent seq, child seq, rowErrors json, message, http status, child body, child wallet lines, child bank lines, child total.
 const SPLIT = `
 local rs = redis.call('HGET', KEYS[1], 'state')
+if rs == 'rejected' then
+  local ra = redis.call('HGET', KEYS[1], 'resent_as')
+  if ra then return {tonumber(redis.call('HGET', KEYS[2], 'open')), 'ok', ra} end
+end
 if rs ~= 'sending' then return {-1, rs or 'missing'} end
 redis.call('HSET', KEYS[1], 'state', 'rejected', 'finished_at', ARGV[1], 'row_errors', ARGV[4], 'message', ARGV[5], 'http_status', ARGV[6], 'resent_as', ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[2])
@@ -144,6 +188,7 @@ return {tonumber(redis.call('HGET', KEYS[2], 'open')), 'ok'}
 // KEYS: req, sending-set. ARGV: seq. sending → pending (nothing was sent: proven).
 const RELEASE = `
 local rs = redis.call('HGET', KEYS[1], 'state')
+if rs == 'pending' then return 'ok' end
 if rs ~= 'sending' then return rs or 'missing' end
 redis.call('HSET', KEYS[1], 'state', 'pending')
 redis.call('SREM', KEYS[2], ARGV[1])
@@ -153,8 +198,9 @@ return 'ok'
 type LedgerRedis = Redis & {
   cashoutClaim(req: string, batch: string, sending: string, now: string, by: string, seq: string): Promise<string[]>;
   cashoutFinish(req: string, batch: string, sending: string, ...args: string[]): Promise<[number, string]>;
-  cashoutSplit(parent: string, batch: string, sending: string, child: string, ...args: string[]): Promise<[number, string]>;
+  cashoutSplit(parent: string, batch: string, sending: string, child: string, ...args: string[]): Promise<[number, string, string?]>;
   cashoutRelease(req: string, sending: string, seq: string): Promise<string>;
+  cashoutResolve(req: string, batch: string, list: string, finding: string, resolution: string, now: string, seq: string): Promise<string[]>;
 };
 
 /** Ledger access bound to one Redis connection and key prefix. */
@@ -178,6 +224,14 @@ export interface Ledger {
   release(batchId: string, seq: number): Promise<void>;
   /** sending → rejected with named rows, plus a new pending request with the other items. Returns the new seq. */
   split(batchId: string, seq: number, rejected: Omit<Outcome, 'state'>, child: Omit<WithdrawalRequest, 'seq'>): Promise<number>;
+  /**
+   * Records a person's finding on an `unknown` request: `created` makes its rows accepted
+   * (reconciled); `not_created` makes it sendable again (a retry of its job then sends it).
+   * Throws `CashoutError('state_conflict')` unless the request is `unknown`.
+   */
+  resolve(batchId: string, seq: number, finding: 'created' | 'not_created', by: string, note: string): Promise<void>;
+  /** Every finding recorded on the batch, oldest first. */
+  listResolutions(batchId: string): Promise<{ request: number; finding: string; by: string; at: string; note: string }[]>;
   /** Stops a batch: requests not yet sent end as not_sent. */
   halt(batchId: string, reason: string): Promise<void>;
   /** Seqs of requests currently in `sending`. */
@@ -199,6 +253,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     r.defineCommand('cashoutFinish', { numberOfKeys: 3, lua: FINISH });
     r.defineCommand('cashoutSplit', { numberOfKeys: 4, lua: SPLIT });
     r.defineCommand('cashoutRelease', { numberOfKeys: 2, lua: RELEASE });
+    r.defineCommand('cashoutResolve', { numberOfKeys: 3, lua: RESOLVE });
   }
   const batchKey = (id: string) => `${prefix}:batch:${id}`;
   const reqKey = (id: string, seq: number) => `${prefix}:batch:${id}:req:${seq}`;
@@ -354,7 +409,11 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       if (outcome.httpStatus !== undefined) fields.push('http_status', String(outcome.httpStatus));
       if (outcome.rowErrors) fields.push('row_errors', JSON.stringify(outcome.rowErrors));
       const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), 'sending', outcome.state, now(), String(seq), ...fields);
-      if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not sending; its outcome was not recorded twice`, { batchId, seq, state: st });
+      if (open < 0) {
+        // A repeated write whose first reply was lost: the outcome is already recorded.
+        if (st === outcome.state) return Number((await r.hget(batchKey(batchId), 'open')) ?? 0);
+        throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not sending; its outcome was not recorded twice`, { batchId, seq, state: st });
+      }
       return open;
     },
     async finishUnsent(batchId, seq, message) {
@@ -368,7 +427,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     },
     async split(batchId, seq, rejected, child) {
       const childSeq = await r.hincrby(batchKey(batchId), 'next_seq', 1);
-      const [open, st] = await r.cashoutSplit(
+      const [open, st, existing] = await r.cashoutSplit(
         reqKey(batchId, seq),
         batchKey(batchId),
         sendingKey(batchId),
@@ -385,7 +444,21 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
         child.totalPiasters.toString(),
       );
       if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not sending`, { batchId, seq, state: st });
-      return childSeq;
+      return existing !== undefined ? Number(existing) : childSeq;
+    },
+    async resolve(batchId, seq, finding, by, note) {
+      const at = now();
+      const res = await r.cashoutResolve(reqKey(batchId, seq), batchKey(batchId), `${batchKey(batchId)}:resolutions`, finding, JSON.stringify({ by, at, note, finding }), at, String(seq));
+      if (res[0] === 'missing') throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
+      if (res[0] !== 'ok') {
+        throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${res[1]}, not unknown; only unknown requests are resolved`, { batchId, seq, state: res[1] });
+      }
+    },
+    async listResolutions(batchId) {
+      return (await r.lrange(`${batchKey(batchId)}:resolutions`, 0, -1)).map((entry) => {
+        const space = entry.indexOf(' ');
+        return { request: Number(entry.slice(0, space)), ...(JSON.parse(entry.slice(space + 1)) as { finding: string; by: string; at: string; note: string }) };
+      });
     },
     async halt(batchId, reason) {
       await r.eval(
@@ -405,7 +478,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       const last = Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);
       const m = r.multi();
       for (let seq = 1; seq <= last; seq++) m.del(reqKey(batchId, seq));
-      m.del(batchKey(batchId), sendingKey(batchId)).zrem(`${prefix}:batches`, batchId);
+      m.del(batchKey(batchId), sendingKey(batchId), `${batchKey(batchId)}:resolutions`).zrem(`${prefix}:batches`, batchId);
       await m.exec();
     },
   };

@@ -134,7 +134,25 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
       await sleep(wait);
       continue;
     }
-    return record(deps, request, outcome);
+    return withLedgerRetries(() => record(deps, request, outcome), deps);
+  }
+}
+
+/**
+ * Records an outcome, trying again while Redis is unreachable (up to about two minutes): the
+ * request was sent, and losing its outcome would leave it unknown. The ledger's writes are safe to
+ * repeat (a second identical write is recognised as already done).
+ */
+async function withLedgerRetries<T>(write: () => Promise<T>, deps: SubmitDeps): Promise<T> {
+  const sleep = deps.sleep ?? defaultSleep;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (err instanceof CashoutError || attempt >= 40) throw err;
+      deps.log.warn({ attempt: attempt + 1, err: (err as Error).message }, 'could not record the outcome in the ledger; trying again');
+      await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)));
+    }
   }
 }
 

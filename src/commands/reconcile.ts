@@ -1,0 +1,100 @@
+/**
+ * Reconciliation commands: `reconcile` lists a batch's unknown requests and writes
+ * reconciliation.csv; `resolve` records a person's finding; `retry` queues a sendable request
+ * again (after `resolve --not-created`, or a `not_sent` one). None of them sends anything by
+ * itself: only a worker sends, and only what the ledger allows.
+ */
+import { userInfo } from 'node:os';
+import { CashoutError, EXIT } from '../errors.js';
+import { isBatchId, requestJobId } from '../batch/batch-id.js';
+import { writeReconciliation } from '../results/write-reconciliation.js';
+import { writeReport } from '../results/write-report.js';
+import { enqueueRequests } from '../queue/enqueue-requests.js';
+import { openQueues, type AppContext, type QueueHandles } from './context.js';
+
+async function withBatch<T>(ctx: AppContext, batchId: string, fn: (h: QueueHandles, reportDir: string) => Promise<T>): Promise<T> {
+  if (!isBatchId(batchId)) throw new CashoutError('usage', `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`);
+  const handles = await openQueues(ctx);
+  try {
+    const batch = await handles.ledger.getBatch(batchId);
+    if (!batch) throw new CashoutError('batch_not_found', `no batch ${batchId} in the ledger at this Redis and prefix`);
+    return await fn(handles, batch.reportDir);
+  } finally {
+    await handles.close();
+  }
+}
+
+function requestNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new CashoutError('usage', `"${value}" is not a request number (1, 2, …)`);
+  return Number(value);
+}
+
+/** `cashout reconcile <batch-id>`: exit 0 when nothing is unknown, 1 when requests await a finding. */
+export async function reconcileCommand(ctx: AppContext, batchId: string): Promise<number> {
+  return withBatch(ctx, batchId, async (h, reportDir) => {
+    const { requests, text, path } = await writeReconciliation(h.ledger, batchId, reportDir);
+    if (requests.length === 0) {
+      process.stdout.write(`Batch ${batchId}: no request has an unknown outcome.\n`);
+      return EXIT.ok;
+    }
+    process.stdout.write(
+      `Batch ${batchId}: ${requests.length} withdrawal request(s) were sent but their outcome is unknown.\n` +
+        'They may or may not have been created. Do not pay these rows again before checking.\n\n' +
+        `${text}\n\n` +
+        'In the service\'s merchant dashboard, look for withdrawal requests created around the time sent,\n' +
+        'with these holders and amounts. Then record what you found:\n' +
+        `  cashout resolve ${batchId} <request> --created --note "found in dashboard, ref …"\n` +
+        `  cashout resolve ${batchId} <request> --not-created --note "not in dashboard on <date>"  (then: cashout retry ${batchId} <request>)\n` +
+        `Full list (owner-only, holds personal data): ${path}\n`,
+    );
+    return EXIT.notAllAccepted;
+  });
+}
+
+/** `cashout resolve <batch-id> <request> --created|--not-created --note … [--as name]`. */
+export async function resolveCommand(
+  ctx: AppContext,
+  batchId: string,
+  request: string,
+  opts: { created?: boolean; notCreated?: boolean; note?: string; as?: string },
+): Promise<number> {
+  if (opts.created === opts.notCreated) throw new CashoutError('usage', 'say what you found: exactly one of --created or --not-created');
+  if (!opts.note || opts.note.trim() === '') throw new CashoutError('usage', '--note is required: say where you looked and what you found');
+  const seq = requestNumber(request);
+  const by = opts.as?.trim() || userInfo().username;
+  return withBatch(ctx, batchId, async (h, reportDir) => {
+    await h.ledger.resolve(batchId, seq, opts.created ? 'created' : 'not_created', by, opts.note!.trim());
+    ctx.log.info({ batchId, seq, finding: opts.created ? 'created' : 'not_created', by }, 'reconciliation recorded');
+    await writeReport(h.ledger, batchId);
+    await writeReconciliation(h.ledger, batchId, reportDir);
+    process.stdout.write(
+      opts.created
+        ? `Request ${seq} of batch ${batchId} recorded as created by the service (by ${by}); its rows are accepted.\n`
+        : `Request ${seq} of batch ${batchId} recorded as not created (by ${by}); it may be sent again: cashout retry ${batchId} ${seq}\n`,
+    );
+    return EXIT.ok;
+  });
+}
+
+/** `cashout retry <batch-id> <request>`: queues the request's job again; a worker sends it if the ledger allows. */
+export async function retryCommand(ctx: AppContext, batchId: string, request: string): Promise<number> {
+  const seq = requestNumber(request);
+  return withBatch(ctx, batchId, async (h) => {
+    const r = await h.ledger.getRequest(batchId, seq);
+    if (!r) throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`);
+    if (!['pending', 'not_sent', 'reconciled_not_created'].includes(r.state)) {
+      throw new CashoutError(
+        'state_conflict',
+        r.state === 'unknown' || r.state === 'sending'
+          ? `request ${seq} of batch ${batchId} may already have been created (${r.state}); reconcile it first (cashout reconcile ${batchId})`
+          : `request ${seq} of batch ${batchId} is ${r.state}; it is not sent again`,
+      );
+    }
+    const job = await h.queue.getJob(requestJobId(batchId, seq));
+    const state = job ? await job.getState() : 'missing';
+    if (job && (state === 'failed' || state === 'completed')) await job.retry(state);
+    else if (state === 'missing') await enqueueRequests(h.queue, batchId, [seq]);
+    process.stdout.write(`Request ${seq} of batch ${batchId} queued again; a running "cashout worker" sends it.\n`);
+    return EXIT.ok;
+  });
+}
