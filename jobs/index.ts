@@ -25,6 +25,8 @@ export interface WorkerSettings {
   readonly connectBackoffMs: number;
   /** Longest a request may take (ms); a `sending` mark older than this with no active job is an unknown outcome. */
   readonly requestTimeoutMs: number;
+  /** BullMQ lock duration and stalled-check interval, in ms (default 30000). */
+  readonly jobLockMs?: number;
   readonly makeDurable?: () => Promise<void>;
 }
 
@@ -59,6 +61,8 @@ export function startSubmitWorker(
     prefix: settings.prefix,
     concurrency: settings.concurrency,
     ...SUBMIT_WORKER_SAFETY,
+    lockDuration: settings.jobLockMs ?? 30_000,
+    stalledInterval: settings.jobLockMs ?? 30_000,
     limiter: settings.rateLimitPerSecond > 0 ? { max: settings.rateLimitPerSecond, duration: 1000 } : { max: 1_000_000, duration: 1000 },
   });
   worker.on('failed', (job, err) => {
@@ -69,14 +73,14 @@ export function startSubmitWorker(
   let first = true;
   const sweep = async () => {
     try {
-      await recoverStuckRequests({ ledger: deps.ledger, queue: deps.queue, log: deps.log, graceMs: settings.requestTimeoutMs + 30_000, onBatchDone: deps.onBatchDone, checkPending: first });
+      await recoverStuckRequests({ ledger: deps.ledger, queue: deps.queue, log: deps.log, graceMs: settings.requestTimeoutMs + (settings.jobLockMs ?? 30_000), onBatchDone: deps.onBatchDone, checkPending: first });
       first = false;
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'recovery sweep failed; will try again');
     }
   };
   void sweep();
-  const timer = setInterval(() => void sweep(), 15_000);
+  const timer = setInterval(() => void sweep(), Math.min(15_000, settings.jobLockMs ?? 30_000));
   timer.unref();
   return {
     worker,

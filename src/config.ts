@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   CASHOUT_CONNECT_TIMEOUT_MS: int(100, 600_000, 10_000),
   CASHOUT_CONNECT_RETRIES: int(0, 20, 4),
   CASHOUT_CONNECT_BACKOFF_MS: int(0, 600_000, 1_000),
+  CASHOUT_JOB_LOCK_MS: int(500, 600_000, 30_000),
   CASHOUT_WALLET_COUNTRIES: z
     .string()
     .regex(/^[A-Z]{2}(,[A-Z]{2})*$/, 'must be ISO country codes separated by commas, e.g. EG')
@@ -72,6 +73,11 @@ export interface Config {
   /** How often a request that provably never reached the service is tried again. */
   readonly connectRetries: number;
   readonly connectBackoffMs: number;
+  /**
+   * How long a worker's hold on a job lasts without renewal (BullMQ lock), in ms; also how often
+   * workers look for jobs whose worker died. A dead worker's job is found after about twice this.
+   */
+  readonly jobLockMs: number;
   /** ISO 3166 countries whose mobile numbers are accepted for wallet rows. */
   readonly walletCountries: readonly string[];
   /** Longest accepted text value, in characters. */
@@ -136,6 +142,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     connectTimeoutMs: e.CASHOUT_CONNECT_TIMEOUT_MS,
     connectRetries: e.CASHOUT_CONNECT_RETRIES,
     connectBackoffMs: e.CASHOUT_CONNECT_BACKOFF_MS,
+    jobLockMs: e.CASHOUT_JOB_LOCK_MS,
     walletCountries: Object.freeze(e.CASHOUT_WALLET_COUNTRIES.split(',')),
     maxFieldLength: e.CASHOUT_MAX_FIELD_LENGTH,
     allowUnsafeRedis: e.CASHOUT_ALLOW_UNSAFE_REDIS,

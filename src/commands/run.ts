@@ -117,6 +117,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
           connectRetries: ctx.config.connectRetries,
           connectBackoffMs: ctx.config.connectBackoffMs,
           requestTimeoutMs: ctx.config.requestTimeoutMs,
+          jobLockMs: ctx.config.jobLockMs,
           ...(makeDurable ? { makeDurable } : {}),
         },
         { ledger: handles.ledger, client, log: ctx.log, queue: handles.queue },

@@ -31,6 +31,7 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
       connectRetries: ctx.config.connectRetries,
       connectBackoffMs: ctx.config.connectBackoffMs,
       requestTimeoutMs: ctx.config.requestTimeoutMs,
+      jobLockMs: ctx.config.jobLockMs,
       ...(makeDurable ? { makeDurable } : {}),
     },
     {

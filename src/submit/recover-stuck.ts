@@ -43,6 +43,16 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
       log.warn({ batchId: batch.id, seq }, 'request left in sending by a stopped worker is now unknown; reconcile it');
       if (open === 0) await deps.onBatchDone?.(batch.id);
     }
+    // Jobs that failed before their request was taken (e.g. Redis was away): still pending, never sent.
+    for (const job of await queue.getFailed(0, 999)) {
+      const data = job.data as Partial<SubmitJobData>;
+      if (data.batchId !== batch.id || typeof data.seq !== 'number') continue;
+      const request = await ledger.getRequest(batch.id, data.seq);
+      if (request?.state === 'pending') {
+        await job.retry('failed');
+        changed++;
+      }
+    }
     if (deps.checkPending) {
       const last = await ledger.lastSeq(batch.id);
       for (let seq = 1; seq <= last; seq++) {

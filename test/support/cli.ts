@@ -1,10 +1,10 @@
 /** Runs the built `cashout` command as a child process, as a user would. */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/paths.js';
 
 /** The project folder. */
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT = PACKAGE_ROOT;
 
 /** What a run printed and returned. */
 export interface CliResult {

@@ -1,0 +1,248 @@
+/**
+ * The chaos run: a batch paid by several `cashout worker` processes against a faulty sandbox,
+ * with workers killed (`kill -9`) and restarted at random moments, and optionally Redis itself
+ * killed and restarted (append-only file on, so it comes back with what it acknowledged). Then
+ * it checks the never-pay-twice, never-lose-a-row figures against what the sandbox really created.
+ * Used by the chaos test (`npm test`) and by `npm run chaos` (larger, prints a table).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { parse } from 'csv-parse/sync';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { mulberry32 } from '../../src/sandbox/faults.js';
+import { loadBankList } from '../../src/contract/supported-banks.js';
+import { startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
+import { openLedger } from '../../src/submit/ledger.js';
+import { runCli, ROOT } from './cli.js';
+import { HEADER } from './pipeline.js';
+
+/** Settings of one chaos run. */
+export interface ChaosOptions {
+  readonly rows: number;
+  readonly workers: number;
+  /** How many times a random worker is killed with SIGKILL (and restarted). */
+  readonly kills: number;
+  /** Also kill Redis with SIGKILL once, mid-batch, and restart it. */
+  readonly killRedis: boolean;
+  readonly itemsPerRequest: number;
+  readonly seed: number;
+  /** Longest the batch may take to become final, ms. */
+  readonly timeoutMs?: number;
+}
+
+/** What a chaos run found. Every "must be 0" figure is a broken promise when it is not. */
+export interface ChaosFigures {
+  rows: number;
+  requests: number;
+  posts: number;
+  faultedShare: number;
+  workerKills: number;
+  redisKills: number;
+  accepted: number;
+  rejected: number;
+  unknown: number;
+  notSent: number;
+  invalid: number;
+  /** Items the sandbox created more than once (must be 0). */
+  duplicates: number;
+  /** Input rows without exactly one row in results.csv (must be 0). */
+  lostRows: number;
+  /** Rows reported accepted that the sandbox did not create (must be 0). */
+  acceptedNotCreated: number;
+  /** Items the sandbox created whose row is neither accepted nor unknown (must be 0). */
+  createdUnaccounted: number;
+  /** Unknown rows missing from reconciliation.csv (must be 0). */
+  unknownNotListed: number;
+  /** Workers that did not exit 0 on SIGTERM at the end (must be 0). */
+  uncleanStops: number;
+  seconds: number;
+}
+
+const TOKEN = 'chaos-token';
+
+function chaosCsv(rows: number, rand: () => number): string {
+  const banks = ['National Bank of Egypt', 'Banque Misr', 'Commercial International Bank', 'Al Ahli Bank of Kuwait – Egypt'];
+  const lines = [HEADER];
+  for (let i = 1; i <= rows; i++) {
+    const amount = `${100 + Math.floor(rand() * 9900)}.${String(Math.floor(rand() * 100)).padStart(2, '0')}`;
+    if (i % 3 === 0) {
+      lines.push(`bank,${amount},TRANSFER,Chaos Holder ${i},,${banks[i % banks.length]},"${i} Nile St, Cairo",${String(100_000_000_000 + i)},Chaos payout ${i},C-${i}`);
+    } else {
+      lines.push(`wallet,${amount},TRANSFER,Chaos Holder ${i},+2010${String(10_000_000 + i).slice(-8)},,,,Chaos payout ${i},C-${i}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Runs one chaos batch and returns its figures. */
+export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
+  const started = Date.now();
+  const rand = mulberry32(opts.seed);
+  const dir = await mkdtemp(join(tmpdir(), 'cashout-chaos-'));
+  let redis: PrivateRedis | undefined;
+  let sandbox: Sandbox | undefined;
+  const workers: (ChildProcess | undefined)[] = [];
+  let monitor: Redis | undefined;
+  try {
+    redis = await startPrivateRedis({ appendOnly: true, dir });
+    const faults = {
+      latencyMs: { min: 2, max: 30 },
+      rates: { http500: 0.04, http503: 0.04, http429: 0.04, hang: 0.03, createThenReset: 0.05, malformed200: 0.05, createThen500: 0.05 },
+      retryAfterSeconds: 1,
+      seed: opts.seed,
+    };
+    sandbox = await startSandbox({ token: TOKEN, banks: loadBankList(), faults });
+    const file = join(dir, 'chaos.csv');
+    await writeFile(file, chaosCsv(opts.rows, rand));
+    const env = {
+      REDIS_URL: redis.url,
+      CASHOUT_REDIS_PREFIX: '{chaos}',
+      CASHOUT_REPORTS_DIR: join(dir, 'reports'),
+      CASHOUT_API_BASE_URL: sandbox.url,
+      CASHOUT_API_TOKEN: TOKEN,
+      CASHOUT_ITEMS_PER_REQUEST: String(opts.itemsPerRequest),
+      CASHOUT_CONCURRENCY: '4',
+      CASHOUT_REQUEST_TIMEOUT_MS: '800',
+      CASHOUT_CONNECT_TIMEOUT_MS: '500',
+      CASHOUT_CONNECT_RETRIES: '3',
+      CASHOUT_CONNECT_BACKOFF_MS: '100',
+      CASHOUT_JOB_LOCK_MS: '1500',
+      CASHOUT_LOG_LEVEL: 'error',
+    };
+    const imported = await runCli(['import', file], env);
+    if (imported.code !== 0) throw new Error(`import failed (${imported.code}): ${imported.stderr}`);
+    const batchId = /Batch ([0-9a-f]{16}) queued/.exec(imported.stdout)?.[1];
+    if (!batchId) throw new Error(`no batch id in: ${imported.stdout}`);
+
+    const startWorker = (i: number) => {
+      const base: Record<string, string> = {};
+      for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'worker'], { cwd: ROOT, env: { ...base, ...env }, stdio: 'ignore' });
+      workers[i] = child;
+    };
+    for (let i = 0; i < opts.workers; i++) startWorker(i);
+
+    monitor = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 100 });
+    monitor.on('error', () => undefined);
+    const ledger = openLedger(monitor, '{chaos}');
+
+    // The disturbances, at seeded random moments while the batch is being paid.
+    let workerKills = 0;
+    let redisKills = 0;
+    const plan: { at: number; what: 'worker' | 'redis' }[] = [];
+    for (let k = 0; k < opts.kills; k++) plan.push({ at: 150 + rand() * 2500, what: 'worker' });
+    if (opts.killRedis) plan.push({ at: 600 + rand() * 1200, what: 'redis' });
+    plan.sort((a, b) => a.at - b.at);
+    const t0 = Date.now();
+    for (const step of plan) {
+      const wait = t0 + step.at - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (step.what === 'worker') {
+        const i = Math.floor(rand() * opts.workers);
+        const victim = workers[i];
+        if (victim && victim.exitCode === null) {
+          const gone = new Promise((r) => victim.once('exit', r));
+          victim.kill('SIGKILL');
+          await gone;
+          workerKills++;
+        }
+        startWorker(i);
+      } else {
+        const port = redis.port;
+        const gone = new Promise((r) => redis!.process.once('exit', r));
+        redis.process.kill('SIGKILL');
+        await gone;
+        redisKills++;
+        await new Promise((r) => setTimeout(r, 300));
+        redis = await startPrivateRedis({ appendOnly: true, dir, port });
+      }
+    }
+
+    // Wait until every request of the batch is final.
+    const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
+    for (;;) {
+      const b = await ledger.getBatch(batchId).catch(() => undefined);
+      if (b && b.open === 0 && (b.state === 'finished' || b.state === 'needs_reconciliation')) break;
+      if (Date.now() > deadline) throw new Error(`batch not final in time: ${JSON.stringify(b)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    // Stop the workers as an operator would; each must exit 0.
+    let uncleanStops = 0;
+    await Promise.all(
+      workers.map(async (w) => {
+        if (!w || w.exitCode !== null) return;
+        const code = await new Promise<number | null>((resolve) => {
+          w.once('exit', (c) => resolve(c));
+          w.kill('SIGTERM');
+        });
+        if (code !== 0) uncleanStops++;
+      }),
+    );
+
+    const report = await runCli(['report', batchId], env);
+    if (report.code === null || report.code > 1) throw new Error(`report failed (${report.code}): ${report.stderr}`);
+    await runCli(['reconcile', batchId], env);
+    const batchDir = join(dir, 'reports', batchId);
+    const results = parse(await readFile(join(batchDir, 'results.csv')), { columns: true }) as Record<string, string>[];
+    const reconciliation = parse(await readFile(join(batchDir, 'reconciliation.csv')), { columns: true }) as Record<string, string>[];
+
+    // The figures.
+    const key = (holder: string, amount: string) => `${holder}|${amount}`;
+    const created = new Map<string, number>();
+    for (const e of sandbox.ledger()) {
+      for (const item of [...(e.body.mobile_wallets ?? []), ...(e.body.bank_accounts ?? [])]) {
+        const k = key(item.holder_name, item.amount);
+        created.set(k, (created.get(k) ?? 0) + 1);
+      }
+    }
+    const inputLines = new Set(Array.from({ length: opts.rows }, (_, i) => i + 2));
+    const seen = new Map<number, number>();
+    for (const r of results) seen.set(Number(r.line), (seen.get(Number(r.line)) ?? 0) + 1);
+    let lostRows = 0;
+    for (const l of inputLines) if (seen.get(l) !== 1) lostRows++;
+    lostRows += [...seen.keys()].filter((l) => !inputLines.has(l)).length;
+
+    const byKey = new Map(results.map((r) => [key(r.holder_name!, r.amount!), r]));
+    const acceptedNotCreated = results.filter((r) => r.status === 'accepted' && !created.has(key(r.holder_name!, r.amount!))).length;
+    let createdUnaccounted = 0;
+    for (const k of created.keys()) {
+      const status = byKey.get(k)?.status;
+      if (status !== 'accepted' && status !== 'unknown') createdUnaccounted++;
+    }
+    const listed = new Set(reconciliation.map((r) => r.line));
+    const unknownNotListed = results.filter((r) => r.status === 'unknown' && !listed.has(r.line)).length;
+    const count = (s: string) => results.filter((r) => r.status === s).length;
+    const posts = sandbox.received();
+    const requests = await ledger.lastSeq(batchId);
+    return {
+      rows: opts.rows,
+      requests,
+      posts,
+      faultedShare: Object.values(faults.rates).reduce((a, b) => a + b, 0),
+      workerKills,
+      redisKills,
+      accepted: count('accepted'),
+      rejected: count('rejected'),
+      unknown: count('unknown'),
+      notSent: count('not_sent'),
+      invalid: count('invalid'),
+      duplicates: [...created.values()].filter((n) => n > 1).length,
+      lostRows,
+      acceptedNotCreated,
+      createdUnaccounted,
+      unknownNotListed,
+      uncleanStops,
+      seconds: Math.round((Date.now() - started) / 100) / 10,
+    };
+  } finally {
+    for (const w of workers) if (w && w.exitCode === null) w.kill('SIGKILL');
+    monitor?.disconnect();
+    await sandbox?.close();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
