@@ -20,6 +20,20 @@ function delimiter(value: string): string {
   return d;
 }
 
+/** Flags of run and import. */
+interface RunFlags {
+  sandbox?: boolean;
+  partial?: boolean;
+  delimiter?: string;
+  force?: boolean;
+  allowDuplicateReferences?: boolean;
+  strictDuplicates?: boolean;
+}
+
+const forceOption = () => new Option('--force', 'import content that was imported before, as a new batch (it may pay the same people again)');
+const allowDupRefsOption = () => new Option('--allow-duplicate-references', 'send rows whose reference was already paid in an earlier batch');
+const strictDupOption = () => new Option('--strict-duplicates', 'refuse rows that pay the same amount to the same holder, mobile or account as an earlier row of the file');
+
 /** Builds the program; `run(ctx)` actions resolve to an exit code. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('cashout');
@@ -57,7 +71,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--sandbox', 'use a local stand-in of the service (and a private Redis if none runs)')
     .option('--partial', 'send the valid rows even when some rows are invalid; invalid ones go to rejected-rows.csv')
     .addOption(delimiterOption)
-    .action(act(async (c, file: string, o: { sandbox?: boolean; partial?: boolean; delimiter?: string }) => (await import('./commands/run.js')).runCommand(c, file, o)));
+    .addOption(forceOption())
+    .addOption(allowDupRefsOption())
+    .addOption(strictDupOption())
+    .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/run.js')).runCommand(c, file, o)));
 
   program
     .command('import')
@@ -65,7 +82,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<file>', 'payout CSV')
     .option('--partial', 'queue the valid rows even when some rows are invalid')
     .addOption(delimiterOption)
-    .action(act(async (c, file: string, o: { partial?: boolean; delimiter?: string }) => (await import('./commands/import.js')).importCommand(c, file, o)));
+    .addOption(forceOption())
+    .addOption(allowDupRefsOption())
+    .addOption(strictDupOption())
+    .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/import.js')).importCommand(c, file, o)));
 
   program
     .command('worker')

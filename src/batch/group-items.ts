@@ -19,6 +19,8 @@ export interface WithdrawalRequest {
   readonly bankLines: readonly number[];
   /** Sum of the items' amounts, in piasters. */
   readonly totalPiasters: bigint;
+  /** The payer's `reference` of each item that has one, by file line (never sent to the service). */
+  readonly references: Readonly<Record<string, string>>;
 }
 
 /** Builds one request from items (in file order). */
@@ -27,8 +29,10 @@ export function buildRequest(seq: number, items: readonly PayoutItem[]): Withdra
   const banks: NonNullable<WithdrawalRequestBody['bank_accounts']> = [];
   const walletLines: number[] = [];
   const bankLines: number[] = [];
+  const references: Record<string, string> = {};
   let total = 0n;
   for (const item of items) {
+    if (item.reference !== '') references[item.line] = item.reference;
     if (item.channel === 'wallet') {
       wallets.push(item.wallet);
       walletLines.push(item.line);
@@ -42,7 +46,7 @@ export function buildRequest(seq: number, items: readonly PayoutItem[]): Withdra
   const body: WithdrawalRequestBody = {};
   if (wallets.length > 0) body.mobile_wallets = wallets;
   if (banks.length > 0) body.bank_accounts = banks;
-  return { seq, body, walletLines, bankLines, totalPiasters: total };
+  return { seq, body, walletLines, bankLines, totalPiasters: total, references };
 }
 
 /**

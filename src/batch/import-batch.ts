@@ -15,6 +15,11 @@ import { batchIdFromSha256 } from './batch-id.js';
 import { createGrouper, type WithdrawalRequest } from './group-items.js';
 import { hashFile, readRecords, sniffFile } from '../import/read-rows.js';
 import { indexHeader } from '../import/columns.js';
+import type { RowIssue } from '../import/row-issues.js';
+import type { PayoutItem } from '../import/validate-row.js';
+import type { InvalidRow } from '../import/scan-file.js';
+import { createHash } from 'node:crypto';
+import { createDuplicateFinder, describeDuplicate } from './find-duplicates.js';
 import { scanFile } from '../import/scan-file.js';
 import type { RowRules } from '../import/validate-row.js';
 import type { Ledger } from '../submit/ledger.js';
@@ -25,7 +30,7 @@ import { openCsvOut, type CsvOut } from '../results/csv-out.js';
 /** Names of the files in a batch's report folder. */
 export const BATCH_FILES = {
   input: 'input.csv',
-  invalid: 'invalid-rows.jsonl',
+  notes: 'row-notes.jsonl',
   rejected: 'rejected-rows.csv',
   results: 'results.csv',
   summary: 'summary.json',
@@ -48,6 +53,24 @@ export interface ImportOptions {
   /** Queue the valid rows even when some rows are invalid. */
   readonly partial?: boolean;
   readonly delimiter?: string;
+  /** Import content that was imported before, as a new batch. */
+  readonly force?: boolean;
+  /** Send rows whose reference was already paid in an earlier batch. */
+  readonly allowDuplicateReferences?: boolean;
+  /** Refuse rows that look like a duplicate of an earlier row of the file (else: a warning). */
+  readonly strictDuplicates?: boolean;
+}
+
+/**
+ * One line of `row-notes.jsonl`, in file order: an invalid row with its issues, a row not sent
+ * because its reference was paid before (`duplicate`), or a valid row with warnings.
+ */
+export interface RowNote {
+  readonly line: number;
+  readonly status?: 'invalid' | 'duplicate';
+  readonly issues?: readonly RowIssue[];
+  readonly message?: string;
+  readonly warnings?: readonly string[];
 }
 
 /** What an import did. */
@@ -58,6 +81,10 @@ export interface ImportResult {
   readonly rows: number;
   readonly validRows: number;
   readonly invalidRows: number;
+  /** Rows not sent because their reference was paid in an earlier batch. */
+  readonly duplicateRows: number;
+  /** Rows flagged as possibly repeating an earlier row of the file. */
+  readonly warnedRows: number;
   readonly requests: number;
   readonly reportDir: string;
 }
@@ -66,10 +93,12 @@ export interface ImportResult {
 export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}): Promise<ImportResult> {
   await sniffFile(path);
   const { sha256 } = await hashFile(path);
-  const batchId = batchIdFromSha256(sha256);
+  // The same content gives the same batch; --force makes a new batch of it.
+  const batchId = options.force
+    ? batchIdFromSha256(createHash('sha256').update(`${sha256}:forced:${Date.now()}:${Math.random()}`).digest('hex'))
+    : batchIdFromSha256(sha256);
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
-  await mkdir(reportDir, { recursive: true, mode: 0o700 });
 
   // Check the header before anything is recorded, so a file-level problem leaves no trace in Redis.
   await checkHeader(path, options.delimiter);
@@ -87,19 +116,79 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     reportDir,
     partial: options.partial === true,
   });
+  await mkdir(reportDir, { recursive: true, mode: 0o700 });
   await copyFile(path, join(reportDir, BATCH_FILES.input));
   await chmod(join(reportDir, BATCH_FILES.input), 0o600);
 
-  const invalidOut = createWriteStream(join(reportDir, BATCH_FILES.invalid), { mode: 0o600 });
+  const notesOut = createWriteStream(join(reportDir, BATCH_FILES.notes), { mode: 0o600 });
+  const writeNote = async (note: RowNote) => {
+    if (!notesOut.write(`${JSON.stringify(note)}\n`)) await once(notesOut, 'drain');
+  };
   let rejectedOut: CsvOut | undefined;
   let header: readonly string[] = [];
   const grouper = createGrouper(deps.itemsPerRequest);
+  const duplicates = createDuplicateFinder();
   let staged: WithdrawalRequest[] = [];
   let requests = 0;
+  let invalidRows = 0;
+  let duplicateRows = 0;
+  let warnedRows = 0;
+  let validRows = 0;
   const stage = async (force: boolean) => {
     if (staged.length === 0 || (!force && staged.length < 50)) return;
     await deps.ledger.stageRequests(batchId, staged);
     staged = [];
+  };
+
+  // Rows wait in a short ordered buffer so that references can be looked up in bulk and notes
+  // stay in file order.
+  type Pending = { kind: 'item'; item: PayoutItem; cells: readonly string[] } | { kind: 'invalid'; row: InvalidRow };
+  let buffer: Pending[] = [];
+  const invalid = async (line: number, cells: readonly string[], issues: readonly RowIssue[]) => {
+    invalidRows++;
+    await writeNote({ line, status: 'invalid', issues });
+    rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), header);
+    await rejectedOut.write(cells);
+  };
+  const flush = async () => {
+    const items = buffer.flatMap((p) => (p.kind === 'item' && p.item.reference !== '' ? [p.item.reference] : []));
+    const paid = options.allowDuplicateReferences ? [] : await deps.ledger.paidReferences(items);
+    const paidBy = new Map<string, string>();
+    items.forEach((ref, i) => {
+      const where = paid[i];
+      if (where) paidBy.set(ref, where);
+    });
+    for (const p of buffer) {
+      if (p.kind === 'invalid') {
+        await invalid(p.row.line, p.row.cells, p.row.issues);
+        continue;
+      }
+      const item = p.item;
+      const earlier = item.reference === '' ? undefined : paidBy.get(item.reference);
+      if (earlier) {
+        const [b, line] = earlier.split(':');
+        duplicateRows++;
+        await writeNote({ line: item.line, status: 'duplicate', message: `not sent: reference ${item.reference} was already paid in batch ${b} (line ${line}); use --allow-duplicate-references to pay it again` });
+        continue;
+      }
+      const dup = duplicates.check(item);
+      if (dup && options.strictDuplicates) {
+        await invalid(item.line, p.cells, [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
+        continue;
+      }
+      if (dup) {
+        warnedRows++;
+        await writeNote({ line: item.line, warnings: [describeDuplicate(dup)] });
+      }
+      validRows++;
+      const req = grouper.add(item);
+      if (req) {
+        staged.push(req);
+        requests++;
+        await stage(false);
+      }
+    }
+    buffer = [];
   };
 
   let counts;
@@ -111,22 +200,18 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
         onHeader(h) {
           header = h;
         },
-        async onItem(item) {
-          const req = grouper.add(item);
-          if (req) {
-            staged.push(req);
-            requests++;
-            await stage(false);
-          }
+        async onItem(item, cells) {
+          buffer.push({ kind: 'item', item, cells });
+          if (buffer.length >= 500) await flush();
         },
         async onInvalid(row) {
-          if (!invalidOut.write(`${JSON.stringify({ line: row.line, issues: row.issues })}\n`)) await once(invalidOut, 'drain');
-          rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), header);
-          await rejectedOut.write(row.cells);
+          buffer.push({ kind: 'invalid', row });
+          if (buffer.length >= 500) await flush();
         },
       },
       options.delimiter === undefined ? {} : { delimiter: options.delimiter },
     );
+    await flush();
     const last = grouper.finish();
     if (last) {
       staged.push(last);
@@ -134,23 +219,24 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     }
     await stage(true);
   } catch (err) {
-    invalidOut.destroy();
+    notesOut.destroy();
     await deps.ledger.refuseBatch(batchId, 0, 0, 0);
     throw err;
   }
-  invalidOut.end();
-  await once(invalidOut, 'close');
+  notesOut.end();
+  await once(notesOut, 'close');
   await rejectedOut?.close();
 
-  if (counts.invalidRows > 0 && !options.partial) {
-    await deps.ledger.refuseBatch(batchId, counts.validRows, counts.invalidRows, counts.rows);
-    log.warn({ invalidRows: counts.invalidRows }, 'batch refused: the file has invalid rows; nothing was queued');
-    return { batchId, sha256, state: 'refused', ...counts, requests: 0, reportDir };
+  const result = { batchId, sha256, rows: counts.rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir };
+  if (invalidRows > 0 && !options.partial) {
+    await deps.ledger.refuseBatch(batchId, validRows, invalidRows, counts.rows);
+    log.warn({ invalidRows }, 'batch refused: the file has invalid rows; nothing was queued');
+    return { ...result, state: 'refused', requests: 0 };
   }
-  await deps.ledger.releaseBatch(batchId, requests, counts.validRows, counts.invalidRows, counts.rows);
+  await deps.ledger.releaseBatch(batchId, requests, validRows, invalidRows, counts.rows);
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
-  log.info({ requests, validRows: counts.validRows, invalidRows: counts.invalidRows }, 'batch queued');
-  return { batchId, sha256, state: requests === 0 ? 'finished' : 'queued', ...counts, requests, reportDir };
+  log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows }, 'batch queued');
+  return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
 }
 
 async function checkHeader(path: string, delimiter: string | undefined): Promise<void> {

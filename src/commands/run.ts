@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { importBatch } from '../batch/import-batch.js';
+import { importBatch, type ImportOptions } from '../batch/import-batch.js';
 import { createPaymentClient } from '../submit/payment-client.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
@@ -17,10 +17,8 @@ import { openQueues, serviceTarget, type AppContext, type QueueHandles } from '.
 import type { Ledger } from '../submit/ledger.js';
 
 /** Options of `run` and `import`. */
-export interface RunOptions {
+export interface RunOptions extends ImportOptions {
   readonly sandbox?: boolean;
-  readonly partial?: boolean;
-  readonly delimiter?: string;
 }
 
 /** Exit code for a finished batch's summary, with a one-line cause on stderr for exit 4. */

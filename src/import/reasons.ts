@@ -44,6 +44,7 @@ const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
   text_too_long: (i) => `is ${String(i.params?.length)} characters long, at most ${String(i.params?.max)} are accepted`,
   text_control_chars: (i) => `found ${showValue(i.found)}, which holds control characters, remove them`,
   text_invisible_chars: (i) => `found ${showValue(i.found)}, which holds invisible direction marks, remove them`,
+  possible_duplicate: (i) => `pays the same amount to the same ${String(i.params?.same ?? 'holder').replace('_', ' ')} as line ${String(i.params?.firstLine)} (refused by --strict-duplicates)`,
   reference_duplicate: (i) => `found ${showValue(i.found)}, already used on line ${String(i.params?.firstLine)}, each reference must be unique in the file`,
 };
 

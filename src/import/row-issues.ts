@@ -34,7 +34,8 @@ export type RowIssueCode =
   | 'text_too_long'
   | 'text_control_chars'
   | 'text_invisible_chars'
-  | 'reference_duplicate';
+  | 'reference_duplicate'
+  | 'possible_duplicate';
 
 /** One problem found in one cell (or the whole row for `field_count`). */
 export interface RowIssue {

@@ -20,7 +20,8 @@ export interface InvalidRow {
 export interface ScanHandlers {
   /** Called once with the header, before any row. */
   onHeader?(header: readonly string[], index: HeaderIndex): void | Promise<void>;
-  onItem(item: PayoutItem): void | Promise<void>;
+  /** A valid row: the payout item and the cells it was read from. */
+  onItem(item: PayoutItem, cells: readonly string[]): void | Promise<void>;
   onInvalid(row: InvalidRow): void | Promise<void>;
 }
 
@@ -49,7 +50,7 @@ export async function scanFile(path: string, rules: RowRules, handlers: ScanHand
     const outcome = validate(record.cells, record.line);
     if (outcome.ok) {
       validRows++;
-      await handlers.onItem(outcome.item);
+      await handlers.onItem(outcome.item, record.cells);
     } else {
       invalidRows++;
       await handlers.onInvalid({ line: outcome.line, cells: record.cells, issues: outcome.issues });

@@ -12,21 +12,20 @@ import { join } from 'node:path';
 import { indexHeader, type HeaderIndex } from '../import/columns.js';
 import { readRecords } from '../import/read-rows.js';
 import { describeIssues } from '../import/reasons.js';
-import type { RowIssue } from '../import/row-issues.js';
 import { AMOUNT_PATTERN, formatPiasters, toPiasters } from '../money.js';
 import { CashoutError } from '../errors.js';
 import type { BatchRecord, Ledger, LedgerRequest } from '../submit/ledger.js';
-import { BATCH_FILES } from '../batch/import-batch.js';
+import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
 import { openCsvOut } from './csv-out.js';
 
 /** Final status of one input row. `pending` only appears while a batch is still being submitted. */
-export type RowStatus = 'invalid' | 'accepted' | 'rejected' | 'unknown' | 'not_sent' | 'pending';
+export type RowStatus = 'invalid' | 'duplicate' | 'accepted' | 'rejected' | 'unknown' | 'not_sent' | 'pending';
 
 /** Statuses in the order reports list them. */
-export const ROW_STATUSES: readonly RowStatus[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'pending'];
+export const ROW_STATUSES: readonly RowStatus[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'duplicate', 'pending'];
 
 /** Columns of results.csv. */
-export const RESULT_COLUMNS = ['line', 'channel', 'reference', 'holder_name', 'amount', 'status', 'request', 'http_status', 'message', 'errors'] as const;
+export const RESULT_COLUMNS = ['line', 'channel', 'reference', 'holder_name', 'amount', 'status', 'request', 'http_status', 'message', 'errors', 'warnings'] as const;
 
 /** Count and EGP total (decimal string) of a group of rows. */
 export interface Tally {
@@ -62,12 +61,12 @@ interface RowOutcome {
   errors: string;
 }
 
-async function* readInvalid(path: string): AsyncGenerator<{ line: number; issues: RowIssue[] }> {
+async function* readNotes(path: string): AsyncGenerator<RowNote> {
   let stream;
   try {
     stream = createReadStream(path);
     for await (const l of createInterface({ input: stream, crlfDelay: Infinity })) {
-      if (l.trim() !== '') yield JSON.parse(l) as { line: number; issues: RowIssue[] };
+      if (l.trim() !== '') yield JSON.parse(l) as RowNote;
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
@@ -134,8 +133,8 @@ export async function writeReport(ledger: Ledger, batchId: string): Promise<Repo
 async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<ReportSummary> {
   const dir = batch.reportDir;
   const out = openCsvOut(join(dir, BATCH_FILES.results), RESULT_COLUMNS);
-  const invalid = readInvalid(join(dir, BATCH_FILES.invalid))[Symbol.asyncIterator]();
-  let nextInvalid = await invalid.next();
+  const notes = readNotes(join(dir, BATCH_FILES.notes))[Symbol.asyncIterator]();
+  let nextNote = await notes.next();
   const totals = new Map<string, bigint>();
   const byStatus = emptyTallies();
   const byChannel: Record<string, Tally> = {};
@@ -175,9 +174,15 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     }
     const line = record.line;
     let o: RowOutcome;
-    if (!nextInvalid.done && nextInvalid.value.line === line) {
-      o = { status: 'invalid', request: undefined, httpStatus: undefined, message: 'row not valid; not sent', errors: describeIssues(nextInvalid.value.issues) };
-      nextInvalid = await invalid.next();
+    let note: RowNote | undefined;
+    if (!nextNote.done && nextNote.value.line === line) {
+      note = nextNote.value;
+      nextNote = await notes.next();
+    }
+    if (note?.status === 'invalid') {
+      o = { status: 'invalid', request: undefined, httpStatus: undefined, message: 'row not valid; not sent', errors: describeIssues(note.issues ?? []) };
+    } else if (note?.status === 'duplicate') {
+      o = { status: 'duplicate', request: undefined, httpStatus: undefined, message: note.message ?? 'not sent: reference already paid', errors: '' };
     } else if (req && reqLines[reqPos] === line) {
       o = await rowOutcome(ledger, req, line, cache);
       reqPos++;
@@ -199,7 +204,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     add(byStatus[o.status], `s:${o.status}`, amount);
     add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), `c:${channel}`, amount);
     add(total, 'total', amount);
-    await out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors]);
+    await out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
   }
   await out.close();
 

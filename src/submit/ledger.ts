@@ -67,6 +67,8 @@ export interface LedgerRequest {
   readonly walletLines: readonly number[];
   readonly bankLines: readonly number[];
   readonly totalPiasters: bigint;
+  /** The payer's references by file line (for duplicate detection across batches). */
+  readonly references: Readonly<Record<string, string>>;
   readonly attempts: number;
   /** Request this one was split from after a 422 (its un-named items). */
   readonly parent?: number;
@@ -121,7 +123,7 @@ redis.call('SADD', KEYS[3], ARGV[3])
 return {'ok'}
 `;
 
-// A person's finding on an unknown request. KEYS: req, batch, resolutions list. ARGV: finding, resolution json, now, seq.
+// A person's finding on an unknown request. KEYS: req, batch, resolutions list, paid-references. ARGV: finding, resolution json, now, seq.
 const RESOLVE = `
 local rs = redis.call('HGET', KEYS[1], 'state')
 if not rs then return {'missing'} end
@@ -131,6 +133,11 @@ redis.call('HSET', KEYS[1], 'resolution', ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[4] .. ' ' .. ARGV[2])
 if ARGV[1] == 'created' then
   redis.call('HSET', KEYS[1], 'state', 'reconciled_created')
+  local refs = redis.call('HGET', KEYS[1], 'refs')
+  local batch = string.match(KEYS[2], 'batch:(%x+)$')
+  if refs and refs ~= '{}' then
+    for line, ref in pairs(cjson.decode(refs)) do redis.call('HSETNX', KEYS[4], ref, batch .. ':' .. line .. ':' .. ARGV[3]) end
+  end
   redis.call('HINCRBY', KEYS[2], 'req_reconciled_created', 1)
   local unknown = tonumber(redis.call('HGET', KEYS[2], 'req_unknown') or '0')
   local open = tonumber(redis.call('HGET', KEYS[2], 'open') or '0')
@@ -149,12 +156,19 @@ end
 return {'ok'}
 `;
 
-// KEYS: req, batch, sending-set. ARGV: from-state, to-state, now, seq, then field/value pairs.
+// KEYS: req, batch, sending-set, paid-references. ARGV: from-state, to-state, now, seq, then field/value pairs.
 const FINISH = `
 local rs = redis.call('HGET', KEYS[1], 'state')
 if rs ~= ARGV[1] then return {-1, rs or 'missing'} end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'finished_at', ARGV[3])
 for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if ARGV[2] == 'accepted' then
+  local refs = redis.call('HGET', KEYS[1], 'refs')
+  local batch = string.match(KEYS[2], 'batch:(%x+)$')
+  if refs and refs ~= '{}' then
+    for line, ref in pairs(cjson.decode(refs)) do redis.call('HSETNX', KEYS[4], ref, batch .. ':' .. line .. ':' .. ARGV[3]) end
+  end
+end
 redis.call('SREM', KEYS[3], ARGV[4])
 redis.call('HINCRBY', KEYS[2], 'req_' .. ARGV[2], 1)
 local open = redis.call('HINCRBY', KEYS[2], 'open', -1)
@@ -181,7 +195,7 @@ if rs ~= 'sending' then return {-1, rs or 'missing'} end
 redis.call('HSET', KEYS[1], 'state', 'rejected', 'finished_at', ARGV[1], 'row_errors', ARGV[4], 'message', ARGV[5], 'http_status', ARGV[6], 'resent_as', ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'req_rejected', 1)
-redis.call('HSET', KEYS[4], 'state', 'pending', 'body', ARGV[7], 'wallet_lines', ARGV[8], 'bank_lines', ARGV[9], 'total', ARGV[10], 'attempts', 0, 'parent', ARGV[2])
+redis.call('HSET', KEYS[4], 'state', 'pending', 'body', ARGV[7], 'wallet_lines', ARGV[8], 'bank_lines', ARGV[9], 'total', ARGV[10], 'refs', ARGV[11], 'attempts', 0, 'parent', ARGV[2])
 return {tonumber(redis.call('HGET', KEYS[2], 'open')), 'ok'}
 `;
 
@@ -197,10 +211,10 @@ return 'ok'
 
 type LedgerRedis = Redis & {
   cashoutClaim(req: string, batch: string, sending: string, now: string, by: string, seq: string): Promise<string[]>;
-  cashoutFinish(req: string, batch: string, sending: string, ...args: string[]): Promise<[number, string]>;
+  cashoutFinish(req: string, batch: string, sending: string, paid: string, ...args: string[]): Promise<[number, string]>;
   cashoutSplit(parent: string, batch: string, sending: string, child: string, ...args: string[]): Promise<[number, string, string?]>;
   cashoutRelease(req: string, sending: string, seq: string): Promise<string>;
-  cashoutResolve(req: string, batch: string, list: string, finding: string, resolution: string, now: string, seq: string): Promise<string[]>;
+  cashoutResolve(req: string, batch: string, list: string, paid: string, finding: string, resolution: string, now: string, seq: string): Promise<string[]>;
 };
 
 /** Ledger access bound to one Redis connection and key prefix. */
@@ -230,6 +244,8 @@ export interface Ledger {
    * Throws `CashoutError('state_conflict')` unless the request is `unknown`.
    */
   resolve(batchId: string, seq: number, finding: 'created' | 'not_created', by: string, note: string): Promise<void>;
+  /** For each reference, where it was paid before ("<batchId>:<line>:<time>"), or null. */
+  paidReferences(references: readonly string[]): Promise<(string | null)[]>;
   /** Every finding recorded on the batch, oldest first. */
   listResolutions(batchId: string): Promise<{ request: number; finding: string; by: string; at: string; note: string }[]>;
   /** Stops a batch: requests not yet sent end as not_sent. */
@@ -250,15 +266,16 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
   if (!DEFINED.has(redis)) {
     DEFINED.add(redis);
     r.defineCommand('cashoutClaim', { numberOfKeys: 3, lua: CLAIM });
-    r.defineCommand('cashoutFinish', { numberOfKeys: 3, lua: FINISH });
+    r.defineCommand('cashoutFinish', { numberOfKeys: 4, lua: FINISH });
     r.defineCommand('cashoutSplit', { numberOfKeys: 4, lua: SPLIT });
     r.defineCommand('cashoutRelease', { numberOfKeys: 2, lua: RELEASE });
-    r.defineCommand('cashoutResolve', { numberOfKeys: 3, lua: RESOLVE });
+    r.defineCommand('cashoutResolve', { numberOfKeys: 4, lua: RESOLVE });
   }
   const batchKey = (id: string) => `${prefix}:batch:${id}`;
   const reqKey = (id: string, seq: number) => `${prefix}:batch:${id}:req:${seq}`;
   const sendingKey = (id: string) => `${prefix}:batch:${id}:sending`;
   const now = () => new Date().toISOString();
+  const paidKey = `${prefix}:paid-references`;
 
   async function getBatch(batchId: string): Promise<BatchRecord | undefined> {
     const h = await r.hgetall(batchKey(batchId));
@@ -293,6 +310,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       walletLines: JSON.parse(h.wallet_lines ?? '[]') as number[],
       bankLines: JSON.parse(h.bank_lines ?? '[]') as number[],
       totalPiasters: BigInt(h.total ?? '0'),
+      references: JSON.parse(h.refs ?? '{}') as Record<string, string>,
       attempts: Number(h.attempts ?? 0),
       ...(h.parent ? { parent: Number(h.parent) } : {}),
       ...(h.resent_as ? { resentAs: Number(h.resent_as) } : {}),
@@ -367,6 +385,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
             wallet_lines: JSON.stringify(q.walletLines),
             bank_lines: JSON.stringify(q.bankLines),
             total: q.totalPiasters.toString(),
+            refs: JSON.stringify(q.references),
             attempts: '0',
           },
         );
@@ -408,7 +427,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       const fields: string[] = ['message', outcome.message];
       if (outcome.httpStatus !== undefined) fields.push('http_status', String(outcome.httpStatus));
       if (outcome.rowErrors) fields.push('row_errors', JSON.stringify(outcome.rowErrors));
-      const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), 'sending', outcome.state, now(), String(seq), ...fields);
+      const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), paidKey, 'sending', outcome.state, now(), String(seq), ...fields);
       if (open < 0) {
         // A repeated write whose first reply was lost: the outcome is already recorded.
         if (st === outcome.state) return Number((await r.hget(batchKey(batchId), 'open')) ?? 0);
@@ -417,7 +436,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       return open;
     },
     async finishUnsent(batchId, seq, message) {
-      const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), 'pending', 'not_sent', now(), String(seq), 'message', message);
+      const [open, st] = await r.cashoutFinish(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), paidKey, 'pending', 'not_sent', now(), String(seq), 'message', message);
       if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not pending`, { batchId, seq, state: st });
       return open;
     },
@@ -442,17 +461,22 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
         JSON.stringify(child.walletLines),
         JSON.stringify(child.bankLines),
         child.totalPiasters.toString(),
+        JSON.stringify(child.references),
       );
       if (open < 0) throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${st}, not sending`, { batchId, seq, state: st });
       return existing !== undefined ? Number(existing) : childSeq;
     },
     async resolve(batchId, seq, finding, by, note) {
       const at = now();
-      const res = await r.cashoutResolve(reqKey(batchId, seq), batchKey(batchId), `${batchKey(batchId)}:resolutions`, finding, JSON.stringify({ by, at, note, finding }), at, String(seq));
+      const res = await r.cashoutResolve(reqKey(batchId, seq), batchKey(batchId), `${batchKey(batchId)}:resolutions`, paidKey, finding, JSON.stringify({ by, at, note, finding }), at, String(seq));
       if (res[0] === 'missing') throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
       if (res[0] !== 'ok') {
         throw new CashoutError('state_conflict', `request ${seq} of batch ${batchId} is ${res[1]}, not unknown; only unknown requests are resolved`, { batchId, seq, state: res[1] });
       }
+    },
+    async paidReferences(references) {
+      if (references.length === 0) return [];
+      return r.hmget(paidKey, ...references);
     },
     async listResolutions(batchId) {
       return (await r.lrange(`${batchKey(batchId)}:resolutions`, 0, -1)).map((entry) => {

@@ -87,7 +87,12 @@ export function remainderOf(request: LedgerRequest, named: ReadonlySet<number>):
     total += toPiasters(item.amount);
   });
   if (walletLines.length + bankLines.length === 0) return undefined;
-  return { body, walletLines, bankLines, totalPiasters: total };
+  const references: Record<string, string> = {};
+  for (const line of [...walletLines, ...bankLines]) {
+    const ref = request.references[line];
+    if (ref !== undefined) references[line] = ref;
+  }
+  return { body, walletLines, bankLines, totalPiasters: total, references };
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

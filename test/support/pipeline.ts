@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parse } from 'csv-parse/sync';
-import { importBatch, type ImportResult } from '../../src/batch/import-batch.js';
+import { importBatch, type ImportOptions, type ImportResult } from '../../src/batch/import-batch.js';
 import { makeBankList, loadBankList, type BankList } from '../../src/contract/supported-banks.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../../src/queue/queues.js';
@@ -59,7 +59,7 @@ export interface TestPipeline {
   /** The import's bank list (may hold names the sandbox does not know, to provoke a 422). */
   readonly banks: BankList;
   writeCsv(name: string, rows: readonly string[]): Promise<string>;
-  importCsv(path: string, opts?: { partial?: boolean; itemsPerRequest?: number; serviceUrl?: string }): Promise<ImportResult>;
+  importCsv(path: string, opts?: ImportOptions & { itemsPerRequest?: number; serviceUrl?: string }): Promise<ImportResult>;
   /** Runs a worker against `baseUrl` until the batch is final; returns the report. */
   submit(batchId: string, target: { baseUrl: string; token: string; requestTimeoutMs?: number; connectRetries?: number; concurrency?: number }): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
   report(batchId: string): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
@@ -101,10 +101,11 @@ export async function openTestPipeline(label: string, extraBanks: readonly strin
       return path;
     },
     importCsv(path, opts = {}) {
+      const { itemsPerRequest, serviceUrl, ...importOptions } = opts;
       return importBatch(
-        { ledger, queue, rules, log, reportsDir, itemsPerRequest: opts.itemsPerRequest ?? 3, serviceUrl: opts.serviceUrl ?? 'http://sandbox.test' },
+        { ledger, queue, rules, log, reportsDir, itemsPerRequest: itemsPerRequest ?? 3, serviceUrl: serviceUrl ?? 'http://sandbox.test' },
         path,
-        opts.partial ? { partial: true } : {},
+        importOptions,
       );
     },
     async submit(batchId, target) {

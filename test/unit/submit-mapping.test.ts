@@ -38,6 +38,7 @@ const REQUEST: LedgerRequest = {
   body: { mobile_wallets: [W2, W5], bank_accounts: [B3, B4] },
   walletLines: [2, 5],
   bankLines: [3, 4],
+  references: { '2': 'R-2', '4': 'R-4' },
   totalPiasters: 15000n + 10n + 150025n + 20n,
   attempts: 1,
 };
@@ -135,7 +136,10 @@ describe('remainderOf', () => {
   ])('%s', (_label, named, expected) => {
     const rest = remainderOf(REQUEST, new Set(named));
     // Strict: no extra keys, no empty arrays; resent items equal the originals field for field.
-    expect(rest).toStrictEqual(expected);
+    const { references, ...withoutReferences } = rest!;
+    expect(withoutReferences).toStrictEqual(expected);
+    // References travel with their rows only.
+    expect(references).toStrictEqual(Object.fromEntries(Object.entries(REQUEST.references).filter(([line]) => !named.includes(Number(line)))));
   });
 
   it.each([

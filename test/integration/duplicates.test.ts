@@ -1,0 +1,88 @@
+/**
+ * Duplicates across files and within a file: the same content is not imported twice (unless
+ * --force), a reference already paid is not paid again (unless allowed), and rows that look like
+ * the same payment entered twice are flagged (or refused with --strict-duplicates).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { loadBankList } from '../../src/contract/supported-banks.js';
+import { isCashoutError } from '../../src/errors.js';
+import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+
+const TOKEN = 'dup-token';
+
+describe('duplicates', () => {
+  let sandbox: Sandbox;
+  let p: TestPipeline;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ token: TOKEN, banks: loadBankList() });
+    p = await openTestPipeline('dups');
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await p.close();
+  });
+  const pay = async (batchId: string) => p.submit(batchId, { baseUrl: sandbox.url, token: TOKEN });
+
+  it('a second import of the same file is refused with the earlier batch; --force makes a new batch', async () => {
+    const file = await p.writeCsv('same.csv', [walletRow(1), walletRow(2)]);
+    const first = await p.importCsv(file);
+    await pay(first.batchId);
+    const again = await p.importCsv(file).catch((e: unknown) => e);
+    expect(isCashoutError(again, 'batch_exists')).toBe(true);
+    expect((again as Error).message).toContain(first.batchId);
+
+    // --force: a new batch, but the references were paid in the first one, so nothing is paid twice by default.
+    const forced = await p.importCsv(file, { force: true });
+    expect(forced.batchId).not.toBe(first.batchId);
+    expect(forced.duplicateRows).toBe(2);
+    const { rows } = await pay(forced.batchId);
+    expect(rows.map((r) => r.status)).toEqual(['duplicate', 'duplicate']);
+    expect(rows[0]!.message).toContain(first.batchId);
+    expect(sandbox.ledger()).toHaveLength(1);
+  });
+
+  it('a reference paid in an earlier batch is marked duplicate and not sent; allowed on request', async () => {
+    const a = await p.importCsv(await p.writeCsv('a.csv', [walletRow(10), bankRow(11)]));
+    await pay(a.batchId);
+    const before = sandbox.ledger().length;
+    // Another file: same reference REF-10 on a different amount, and a new row.
+    const b = await p.importCsv(await p.writeCsv('b.csv', [walletRow(10, '999.00'), walletRow(12)]));
+    const { rows, summary } = await pay(b.batchId);
+    expect(rows.map((r) => [r.reference, r.status])).toEqual([
+      ['REF-10', 'duplicate'],
+      ['REF-12', 'accepted'],
+    ]);
+    expect(summary.byStatus.duplicate).toEqual({ rows: 1, amount: '999.00' });
+    expect(sandbox.ledger().length).toBe(before + 1);
+
+    const c = await p.importCsv(await p.writeCsv('c.csv', [walletRow(10, '888.00')]), { allowDuplicateReferences: true });
+    const paid = await pay(c.batchId);
+    expect(paid.rows[0]!.status).toBe('accepted');
+  });
+
+  it('rows paying the same amount to the same holder or number are flagged, and refused with --strict-duplicates', async () => {
+    const rows = [walletRow(20, '50.00'), walletRow(21, '60.00'), walletRow(20, '50.00').replace('REF-20', 'REF-20b'), bankRow(22), bankRow(22).replace('BREF-22', 'BREF-22b')];
+    const file = await p.writeCsv('twins.csv', rows);
+    const warned = await p.importCsv(file);
+    expect(warned.warnedRows).toBe(2);
+    const report = await pay(warned.batchId);
+    expect(report.rows.map((r) => r.warnings)).toEqual(['', '', 'possible duplicate of line 2 (same mobile number and amount)', '', 'possible duplicate of line 5 (same account number and amount)']);
+    expect(report.rows.every((r) => r.status === 'accepted')).toBe(true);
+
+    // The same mistakes in a new file (new references), refused as a whole with --strict-duplicates.
+    const strictRows = [walletRow(30, '50.00'), walletRow(31, '60.00'), walletRow(30, '50.00').replace('REF-30', 'REF-30b'), bankRow(32), bankRow(32).replace('BREF-32', 'BREF-32b'), walletRow(33)];
+    const strictFile = await p.writeCsv('twins-strict.csv', strictRows);
+    const refused = await p.importCsv(strictFile, { strictDuplicates: true });
+    expect(refused.state).toBe('refused');
+    expect(refused.invalidRows).toBe(2);
+    const { rows: out } = await p.report(refused.batchId);
+    expect(out.filter((r) => r.status === 'invalid').map((r) => r.line)).toEqual(['4', '6']);
+    expect(out[2]!.errors).toMatch(/^row: pays the same amount to the same mobile number as line 2/);
+    const rejected = parse(await readFile(join(refused.reportDir, 'rejected-rows.csv')), { relax_column_count: true }) as string[][];
+    expect(rejected.slice(1).map((r) => r[9])).toEqual(['REF-30b', 'BREF-32b']);
+  });
+});
