@@ -14,7 +14,13 @@ import { openQueues, serviceTarget, type AppContext } from './context.js';
 export async function workerCommand(ctx: AppContext): Promise<number> {
   const target = serviceTarget(ctx.config);
   const handles = await openQueues(ctx);
-  const makeDurable = await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+  let makeDurable;
+  try {
+    makeDurable = await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+  } catch (err) {
+    await handles.close();
+    throw err;
+  }
   const client = createPaymentClient({
     baseUrl: target.baseUrl,
     token: target.token,

@@ -118,6 +118,19 @@ describe('service answers mapped to rows', () => {
     expect(request?.attempts).toBe(3);
   });
 
+  it.each([
+    ['a name that does not resolve (DNS failure)', () => 'http://cashout-no-such-host.invalid'],
+    ['a TLS handshake that fails before anything is sent', () => sandbox.url.replace('http://', 'https://')],
+  ])('%s: rows not_sent, nothing created', async (_label, baseUrl) => {
+    const file = await p.writeCsv(`unreachable-${caseNo += 1}.csv`, [walletRow(70 + caseNo)]);
+    const batch = await p.importCsv(file);
+    const before = sandbox.ledger().length;
+    const { rows } = await p.submit(batch.batchId, { baseUrl: baseUrl(), token: TOKEN });
+    expect(rows[0]).toMatchObject({ status: 'not_sent' });
+    expect(rows[0]!.message).toMatch(/could not be reached/);
+    expect(sandbox.ledger().length).toBe(before);
+  });
+
   it('HTTP 429 slows down and sends the request later, once', async () => {
     const file = await p.writeCsv('429.csv', [walletRow(51), walletRow(52)]);
     const batch = await p.importCsv(file, { itemsPerRequest: 1 });
