@@ -25,6 +25,7 @@ interface RunFlags {
   sandbox?: boolean;
   partial?: boolean;
   delimiter?: string;
+  encoding?: string;
   force?: boolean;
   allowDuplicateReferences?: boolean;
   strictDuplicates?: boolean;
@@ -44,7 +45,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     async (...args: A) => {
       setExit(await fn(context(), ...args));
     };
-  const delimiterOption = new Option('--delimiter <char>', 'field delimiter: a character, or comma, semicolon, tab, pipe').argParser(delimiter);
+  const delimiterOption = () => new Option('--delimiter <char>', 'field delimiter: a character, or comma, semicolon, tab, pipe').argParser(delimiter);
+  const encodingOption = () => new Option('--encoding <name>', 'text encoding of the file (default utf-8; e.g. windows-1256, utf-16le)');
 
   program
     .description('Pay many people at once: validate a payout CSV, submit withdrawal requests safely, report every row.')
@@ -61,8 +63,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('validate')
     .description('check a payout CSV and list every problem with its line; needs neither Redis nor the service')
     .argument('<file>', 'payout CSV')
-    .addOption(delimiterOption)
-    .action(act(async (c, file: string, o: { delimiter?: string }) => (await import('./commands/validate.js')).validateCommand(c, file, o)));
+    .addOption(delimiterOption())
+    .addOption(encodingOption())
+    .action(act(async (c, file: string, o: { delimiter?: string; encoding?: string }) => (await import('./commands/validate.js')).validateCommand(c, file, o)));
 
   program
     .command('run')
@@ -70,7 +73,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<file>', 'payout CSV')
     .option('--sandbox', 'use a local stand-in of the service (and a private Redis if none runs)')
     .option('--partial', 'send the valid rows even when some rows are invalid; invalid ones go to rejected-rows.csv')
-    .addOption(delimiterOption)
+    .addOption(delimiterOption())
+    .addOption(encodingOption())
     .addOption(forceOption())
     .addOption(allowDupRefsOption())
     .addOption(strictDupOption())
@@ -81,7 +85,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('validate a payout CSV and queue its withdrawal requests for the workers')
     .argument('<file>', 'payout CSV')
     .option('--partial', 'queue the valid rows even when some rows are invalid')
-    .addOption(delimiterOption)
+    .addOption(delimiterOption())
+    .addOption(encodingOption())
     .addOption(forceOption())
     .addOption(allowDupRefsOption())
     .addOption(strictDupOption())
@@ -125,6 +130,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<batch-id>', 'batch id')
     .argument('<request>', 'request number')
     .action(act(async (c, id: string, req: string) => (await import('./commands/reconcile.js')).retryCommand(c, id, req)));
+
+  program
+    .command('scheduler')
+    .description('scan the inbox folder on the CASHOUT_SCHEDULE cron schedule and import each complete payout file')
+    .option('--once', 'run one scan now and exit')
+    .action(act(async (c, o: { once?: boolean }) => (await import('./commands/scheduler.js')).schedulerCommand(c, o)));
 
   program
     .command('sandbox')

@@ -23,6 +23,12 @@ const bool = (dflt: boolean) =>
     .transform((v) => v === 'true' || v === '1' || v === 'yes')
     .default(dflt);
 
+/** An EGP amount setting: digits with an optional two-decimal part, normalised to "NN.NN". */
+const amountSetting = z
+  .string()
+  .regex(/^\d+(\.\d{2})?$/, 'must be an amount in EGP such as 60000 or 60000.00')
+  .transform((v) => (v.includes('.') ? v : `${v}.00`));
+
 /** The zod schema of every variable, with defaults. Units are in the names (`_MS`, `_SECONDS`, `_BYTES`). */
 const EnvSchema = z.object({
   CASHOUT_API_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
@@ -48,6 +54,25 @@ const EnvSchema = z.object({
   CASHOUT_ALLOW_UNSAFE_REDIS: bool(false),
   CASHOUT_SANDBOX_PORT: int(0, 65_535, 4010),
   CASHOUT_SANDBOX_TOKEN: z.string().min(1).optional(),
+  CASHOUT_MAX_FILE_BYTES: int(1, 10_000_000_000, 200_000_000),
+  CASHOUT_MAX_ROWS: int(1, 100_000_000, 2_000_000),
+  CASHOUT_SANDBOX_BODY_LIMIT_BYTES: int(1_024, 1_000_000_000, 1_048_576),
+  CASHOUT_MAX_ITEM_AMOUNT: amountSetting.optional(),
+  CASHOUT_MAX_BATCH_TOTAL: amountSetting.optional(),
+  CASHOUT_WALLET_DAILY_LIMIT: amountSetting.default('60000.00'),
+  CASHOUT_REQUIRE_APPROVAL: bool(false),
+  CASHOUT_APPROVAL_THRESHOLD: amountSetting.optional(),
+  CASHOUT_APPROVAL_EXPIRY_HOURS: int(1, 24 * 365, 72),
+  CASHOUT_INBOX_DIR: z.string().min(1).default('./inbox'),
+  CASHOUT_INBOX_SETTLE_SECONDS: int(0, 86_400, 30),
+  CASHOUT_SCHEDULE: z.string().min(1).default('*/5 * * * *'),
+  CASHOUT_TIMEZONE: z.string().min(1).default('Africa/Cairo'),
+  CASHOUT_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
+  CASHOUT_DASHBOARD_PORT: int(0, 65_535, 4020),
+  CASHOUT_DASHBOARD_USERS: z.string().min(1).optional(),
+  CASHOUT_DASHBOARD_USERS_FILE: z.string().min(1).optional(),
+  CASHOUT_DASHBOARD_SECURE_COOKIES: bool(false),
+  CASHOUT_METRICS_PORT: int(0, 65_535, 0),
   CASHOUT_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -86,6 +111,40 @@ export interface Config {
   readonly allowUnsafeRedis: boolean;
   readonly sandboxPort: number;
   readonly sandboxToken: string | undefined;
+  /** Largest payout file accepted, in bytes (refused before parsing). */
+  readonly maxFileBytes: number;
+  /** Most data rows accepted in one file. */
+  readonly maxRows: number;
+  /** Largest request body the sandbox accepts, in bytes. */
+  readonly sandboxBodyLimitBytes: number;
+  /** Largest amount of one payout item, EGP decimal string; over it the row is invalid. */
+  readonly maxItemAmount: string | undefined;
+  /** Largest total of one batch, EGP decimal string; over it the batch is refused. */
+  readonly maxBatchTotal: string | undefined;
+  /** Central Bank of Egypt's daily limit for an individual's wallet, EGP (a warning above it). */
+  readonly walletDailyLimit: string;
+  /** Maker-checker: batches wait for a second person's approval before anything is sent. */
+  readonly requireApproval: boolean;
+  /** With approval on: only batches whose total exceeds this (EGP) need it; undefined = all. */
+  readonly approvalThreshold: string | undefined;
+  /** A batch not approved within this many hours is cancelled. */
+  readonly approvalExpiryHours: number;
+  readonly inboxDir: string;
+  /** A file is taken from the inbox once unchanged for this many seconds (or with a .ready marker). */
+  readonly inboxSettleSeconds: number;
+  /** Cron pattern of the inbox scan. */
+  readonly schedule: string;
+  /** IANA time zone of the schedule. */
+  readonly timezone: string;
+  readonly dashboardHost: string;
+  readonly dashboardPort: number;
+  /** "name:scrypt-hash,name:scrypt-hash" (see README), or a file of such lines. */
+  readonly dashboardUsers: string | undefined;
+  readonly dashboardUsersFile: string | undefined;
+  /** Mark session cookies Secure (set when the dashboard is served behind TLS). */
+  readonly dashboardSecureCookies: boolean;
+  /** Port of the worker's /metrics endpoint; 0 = none. */
+  readonly metricsPort: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -148,6 +207,25 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowUnsafeRedis: e.CASHOUT_ALLOW_UNSAFE_REDIS,
     sandboxPort: e.CASHOUT_SANDBOX_PORT,
     sandboxToken: e.CASHOUT_SANDBOX_TOKEN,
+    maxFileBytes: e.CASHOUT_MAX_FILE_BYTES,
+    maxRows: e.CASHOUT_MAX_ROWS,
+    sandboxBodyLimitBytes: e.CASHOUT_SANDBOX_BODY_LIMIT_BYTES,
+    maxItemAmount: e.CASHOUT_MAX_ITEM_AMOUNT,
+    maxBatchTotal: e.CASHOUT_MAX_BATCH_TOTAL,
+    walletDailyLimit: e.CASHOUT_WALLET_DAILY_LIMIT,
+    requireApproval: e.CASHOUT_REQUIRE_APPROVAL,
+    approvalThreshold: e.CASHOUT_APPROVAL_THRESHOLD,
+    approvalExpiryHours: e.CASHOUT_APPROVAL_EXPIRY_HOURS,
+    inboxDir: e.CASHOUT_INBOX_DIR,
+    inboxSettleSeconds: e.CASHOUT_INBOX_SETTLE_SECONDS,
+    schedule: e.CASHOUT_SCHEDULE,
+    timezone: e.CASHOUT_TIMEZONE,
+    dashboardHost: e.CASHOUT_DASHBOARD_HOST,
+    dashboardPort: e.CASHOUT_DASHBOARD_PORT,
+    dashboardUsers: e.CASHOUT_DASHBOARD_USERS,
+    dashboardUsersFile: e.CASHOUT_DASHBOARD_USERS_FILE,
+    dashboardSecureCookies: e.CASHOUT_DASHBOARD_SECURE_COOKIES,
+    metricsPort: e.CASHOUT_METRICS_PORT,
     logLevel: e.CASHOUT_LOG_LEVEL,
   });
 }

@@ -13,7 +13,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { batchIdFromSha256 } from './batch-id.js';
 import { createGrouper, type WithdrawalRequest } from './group-items.js';
-import { hashFile, readRecords, sniffFile } from '../import/read-rows.js';
+import { hashFile, readRecords, sniffFile, type ReadOptions } from '../import/read-rows.js';
 import { indexHeader } from '../import/columns.js';
 import type { RowIssue } from '../import/row-issues.js';
 import type { PayoutItem } from '../import/validate-row.js';
@@ -53,6 +53,8 @@ export interface ImportOptions {
   /** Queue the valid rows even when some rows are invalid. */
   readonly partial?: boolean;
   readonly delimiter?: string;
+  /** Text encoding of the file (see `ReadOptions.encoding`). */
+  readonly encoding?: string;
   /** Import content that was imported before, as a new batch. */
   readonly force?: boolean;
   /** Send rows whose reference was already paid in an earlier batch. */
@@ -101,7 +103,8 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   const log = deps.log.child({ batchId });
 
   // Check the header before anything is recorded, so a file-level problem leaves no trace in Redis.
-  await checkHeader(path, options.delimiter);
+  const readOptions = { ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }), ...(options.encoding === undefined ? {} : { encoding: options.encoding }) };
+  await checkHeader(path, readOptions);
 
   await deps.ledger.createBatch({
     id: batchId,
@@ -209,7 +212,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
           if (buffer.length >= 500) await flush();
         },
       },
-      options.delimiter === undefined ? {} : { delimiter: options.delimiter },
+      readOptions,
     );
     await flush();
     const last = grouper.finish();
@@ -239,8 +242,8 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
 }
 
-async function checkHeader(path: string, delimiter: string | undefined): Promise<void> {
-  for await (const record of readRecords(path, delimiter === undefined ? {} : { delimiter })) {
+async function checkHeader(path: string, readOptions: ReadOptions): Promise<void> {
+  for await (const record of readRecords(path, readOptions)) {
     indexHeader(record.cells);
     return;
   }

@@ -20,6 +20,8 @@ export interface CsvRecord {
 export interface ReadOptions {
   /** Field delimiter; default ",". */
   readonly delimiter?: string;
+  /** Text encoding of the file; default UTF-8 (e.g. "windows-1256" for Arabic exports of older Excel). */
+  readonly encoding?: string;
 }
 
 function lineBreaks(cells: readonly string[]): number {
