@@ -13,6 +13,7 @@ import type { Ledger } from '../src/submit/ledger.js';
 import type { PaymentClient } from '../src/submit/payment-client.js';
 import { recoverStuckRequests } from '../src/submit/recover-stuck.js';
 import { createSubmitProcessor } from './submit-withdrawal.js';
+import type { MetricsRegistry } from '../src/metrics.js';
 
 /** Settings of the submit workers. */
 export interface WorkerSettings {
@@ -28,6 +29,8 @@ export interface WorkerSettings {
   /** BullMQ lock duration and stalled-check interval, in ms (default 30000). */
   readonly jobLockMs?: number;
   readonly makeDurable?: () => Promise<void>;
+  /** Metrics of this process, fed with each submission. */
+  readonly metrics?: MetricsRegistry;
 }
 
 /** A running submit worker. */
@@ -54,6 +57,7 @@ export function startSubmitWorker(
     queue: deps.queue,
     worker: () => worker,
     ...(settings.makeDurable ? { makeDurable: settings.makeDurable } : {}),
+    ...(settings.metrics ? { observe: settings.metrics.observeSubmission } : {}),
     ...(deps.onBatchDone ? { onBatchDone: deps.onBatchDone } : {}),
   });
   worker = new Worker(SUBMIT_QUEUE, processor, {

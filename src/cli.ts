@@ -27,12 +27,14 @@ interface RunFlags {
   delimiter?: string;
   encoding?: string;
   force?: boolean;
+  as?: string;
   allowDuplicateReferences?: boolean;
   strictDuplicates?: boolean;
 }
 
 const forceOption = () => new Option('--force', 'import content that was imported before, as a new batch (it may pay the same people again)');
 const allowDupRefsOption = () => new Option('--allow-duplicate-references', 'send rows whose reference was already paid in an earlier batch');
+const asOption = () => new Option('--as <name>', 'who runs this (recorded; default: the system user name)');
 const strictDupOption = () => new Option('--strict-duplicates', 'refuse rows that pay the same amount to the same holder, mobile or account as an earlier row of the file');
 
 /** Builds the program; `run(ctx)` actions resolve to an exit code. */
@@ -78,6 +80,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(forceOption())
     .addOption(allowDupRefsOption())
     .addOption(strictDupOption())
+    .addOption(asOption())
     .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/run.js')).runCommand(c, file, o)));
 
   program
@@ -90,6 +93,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(forceOption())
     .addOption(allowDupRefsOption())
     .addOption(strictDupOption())
+    .addOption(asOption())
     .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/import.js')).importCommand(c, file, o)));
 
   program
@@ -130,6 +134,35 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<batch-id>', 'batch id')
     .argument('<request>', 'request number')
     .action(act(async (c, id: string, req: string) => (await import('./commands/reconcile.js')).retryCommand(c, id, req)));
+
+  program
+    .command('approve')
+    .description('approve a batch awaiting approval (maker-checker): its requests are queued for the workers')
+    .argument('<batch-id>', 'batch id')
+    .addOption(asOption())
+    .action(act(async (c, id: string, o: { as?: string }) => (await import('./commands/approve.js')).approveCommand(c, id, o)));
+
+  program
+    .command('cancel')
+    .description('cancel a batch awaiting approval; nothing of it is sent')
+    .argument('<batch-id>', 'batch id')
+    .requiredOption('--note <text>', 'why')
+    .addOption(asOption())
+    .action(act(async (c, id: string, o: { as?: string; note: string }) => (await import('./commands/approve.js')).cancelCommand(c, id, o)));
+
+  program
+    .command('dashboard')
+    .description('serve the dashboard (batches, approvals, reconciliation, queues) behind a login')
+    .option('--no-auth', 'no login: allowed only on 127.0.0.1, for one local user')
+    .option('--port <port>', 'port (default CASHOUT_DASHBOARD_PORT or 4020; 0 = any free port)', port)
+    .option('--host <address>', 'address to listen on (default CASHOUT_DASHBOARD_HOST or 127.0.0.1)')
+    .action(act(async (c, o: { auth?: boolean; port?: number; host?: string }) => (await import('./commands/dashboard.js')).dashboardCommand(c, o)));
+
+  program
+    .command('hash-password')
+    .description('read a password from standard input and print a user entry for CASHOUT_DASHBOARD_USERS')
+    .option('--user <name>', 'the user name', 'user')
+    .action(async (o: { user?: string }) => setExit(await (await import('./commands/dashboard.js')).hashPasswordCommand(o)));
 
   program
     .command('scheduler')

@@ -20,6 +20,7 @@ import type { PayoutItem } from '../import/validate-row.js';
 import type { InvalidRow } from '../import/scan-file.js';
 import { createHash } from 'node:crypto';
 import { createDuplicateFinder, describeDuplicate } from './find-duplicates.js';
+import { formatPiasters, toPiasters } from '../money.js';
 import { scanFile } from '../import/scan-file.js';
 import type { RowRules } from '../import/validate-row.js';
 import type { Ledger } from '../submit/ledger.js';
@@ -46,6 +47,22 @@ export interface ImportDeps {
   readonly itemsPerRequest: number;
   /** Service base address recorded with the batch (never the token). */
   readonly serviceUrl: string;
+  /** Approval and limit rules; all off when absent. */
+  readonly policy?: BatchPolicy;
+}
+
+/** Limits and maker-checker rules applied to a whole batch. Amounts are EGP decimal strings. */
+export interface BatchPolicy {
+  /** Refuse the batch when its total exceeds this (CASHOUT_MAX_BATCH_TOTAL). */
+  readonly maxBatchTotal?: string | undefined;
+  /** Nothing is sent before someone other than the importer approves (CASHOUT_REQUIRE_APPROVAL). */
+  readonly requireApproval?: boolean;
+  /** With approval on: only batches whose total exceeds this need it (CASHOUT_APPROVAL_THRESHOLD). */
+  readonly approvalThreshold?: string | undefined;
+  /** Hours an approval stays possible (CASHOUT_APPROVAL_EXPIRY_HOURS). */
+  readonly approvalExpiryHours?: number;
+  /** Warn when one wallet would receive more than this in the batch (CBE daily limit, default 60000.00). */
+  readonly walletDailyLimit?: string | undefined;
 }
 
 /** Options of one import. */
@@ -61,6 +78,8 @@ export interface ImportOptions {
   readonly allowDuplicateReferences?: boolean;
   /** Refuse rows that look like a duplicate of an earlier row of the file (else: a warning). */
   readonly strictDuplicates?: boolean;
+  /** Who imports (recorded; an importer cannot approve their own batch). Default "unknown". */
+  readonly importedBy?: string;
 }
 
 /**
@@ -79,7 +98,11 @@ export interface RowNote {
 export interface ImportResult {
   readonly batchId: string;
   readonly sha256: string;
-  readonly state: 'queued' | 'refused' | 'finished';
+  readonly state: 'queued' | 'refused' | 'finished' | 'awaiting_approval';
+  /** Why the batch was refused (state `refused`). */
+  readonly refusalReason?: string;
+  /** Total of the rows queued, in piasters. */
+  readonly totalPiasters: bigint;
   readonly rows: number;
   readonly validRows: number;
   readonly invalidRows: number;
@@ -118,6 +141,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     serviceUrl: deps.serviceUrl,
     reportDir,
     partial: options.partial === true,
+    importedBy: options.importedBy ?? 'unknown',
   });
   await mkdir(reportDir, { recursive: true, mode: 0o700 });
   await copyFile(path, join(reportDir, BATCH_FILES.input));
@@ -137,6 +161,9 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   let duplicateRows = 0;
   let warnedRows = 0;
   let validRows = 0;
+  let totalPiasters = 0n;
+  const walletTotals = new Map<string, bigint>();
+  const walletLimit = deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
   const stage = async (force: boolean) => {
     if (staged.length === 0 || (!force && staged.length < 50)) return;
     await deps.ledger.stageRequests(batchId, staged);
@@ -179,11 +206,22 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
         await invalid(item.line, p.cells, [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
         continue;
       }
-      if (dup) {
+      const warnings: string[] = [];
+      if (dup) warnings.push(describeDuplicate(dup));
+      const amount = toPiasters(item.channel === 'wallet' ? item.wallet.amount : item.bank.amount);
+      if (item.channel === 'wallet' && walletLimit !== undefined) {
+        const sum = (walletTotals.get(item.wallet.mobile_number) ?? 0n) + amount;
+        walletTotals.set(item.wallet.mobile_number, sum);
+        if (sum > walletLimit) {
+          warnings.push(`this wallet receives EGP ${formatPiasters(sum)} in this batch up to this row, over the Central Bank of Egypt's daily wallet limit of EGP ${formatPiasters(walletLimit)}`);
+        }
+      }
+      if (warnings.length > 0) {
         warnedRows++;
-        await writeNote({ line: item.line, warnings: [describeDuplicate(dup)] });
+        await writeNote({ line: item.line, warnings });
       }
       validRows++;
+      totalPiasters += amount;
       const req = grouper.add(item);
       if (req) {
         staged.push(req);
@@ -223,20 +261,37 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     await stage(true);
   } catch (err) {
     notesOut.destroy();
-    await deps.ledger.refuseBatch(batchId, 0, 0, 0);
+    await deps.ledger.refuseBatch(batchId, { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n }, (err as Error).message);
     throw err;
   }
   notesOut.end();
   await once(notesOut, 'close');
   await rejectedOut?.close();
 
-  const result = { batchId, sha256, rows: counts.rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir };
+  const result = { batchId, sha256, rows: counts.rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir, totalPiasters };
+  const batchCounts = { rows: counts.rows, validRows, invalidRows, totalPiasters };
   if (invalidRows > 0 && !options.partial) {
-    await deps.ledger.refuseBatch(batchId, validRows, invalidRows, counts.rows);
+    const reason = `${invalidRows} row${invalidRows > 1 ? 's are' : ' is'} invalid and nothing is sent unless all rows are valid (use --partial to send the valid rows)`;
+    await deps.ledger.refuseBatch(batchId, batchCounts, reason);
     log.warn({ invalidRows }, 'batch refused: the file has invalid rows; nothing was queued');
-    return { ...result, state: 'refused', requests: 0 };
+    return { ...result, state: 'refused', requests: 0, refusalReason: reason };
   }
-  await deps.ledger.releaseBatch(batchId, requests, validRows, invalidRows, counts.rows);
+  const policy = deps.policy ?? {};
+  if (policy.maxBatchTotal !== undefined && totalPiasters > toPiasters(policy.maxBatchTotal)) {
+    const reason = `the batch total EGP ${formatPiasters(totalPiasters)} is over the limit of EGP ${policy.maxBatchTotal} per batch (CASHOUT_MAX_BATCH_TOTAL); nothing was sent`;
+    await deps.ledger.refuseBatch(batchId, batchCounts, reason);
+    log.warn({ total: formatPiasters(totalPiasters), limit: policy.maxBatchTotal }, 'batch refused: over the batch total limit');
+    return { ...result, state: 'refused', requests: 0, refusalReason: reason };
+  }
+  const needsApproval =
+    policy.requireApproval === true && requests > 0 && (policy.approvalThreshold === undefined || totalPiasters > toPiasters(policy.approvalThreshold));
+  if (needsApproval) {
+    const until = new Date(Date.now() + (policy.approvalExpiryHours ?? 72) * 3_600_000).toISOString();
+    await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests }, until);
+    log.info({ requests, total: formatPiasters(totalPiasters), until }, 'batch awaits approval; nothing is sent before it');
+    return { ...result, state: 'awaiting_approval', requests };
+  }
+  await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests });
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
   log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows }, 'batch queued');
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };

@@ -14,6 +14,8 @@ import { startPrivateRedis, type PrivateRedis } from '../queue/private-redis.js'
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
 import { openLedger, type Ledger } from '../submit/ledger.js';
 import { CashoutError } from '../errors.js';
+import type { BatchPolicy } from '../batch/import-batch.js';
+import { userInfo } from 'node:os';
 
 /** What every command gets. */
 export interface AppContext {
@@ -29,7 +31,7 @@ export function loadContext(env: NodeJS.ProcessEnv = process.env, cwd = process.
   const log = createLogger({ level: config.logLevel });
   const banks = config.banksFile ? loadBankList(config.banksFile) : loadBankList();
   for (const name of banks.duplicates) log.warn({ bank: name, source: banks.source }, 'bank listed twice in the supported bank list; using it once');
-  return { config, log, banks, rules: { banks, walletCountries: config.walletCountries, maxFieldLength: config.maxFieldLength } };
+  return { config, log, banks, rules: { banks, walletCountries: config.walletCountries, maxFieldLength: config.maxFieldLength, maxItemAmount: config.maxItemAmount } };
 }
 
 /** Redis-side handles of a command. */
@@ -87,6 +89,23 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
       await privateRedis?.stop();
     },
   };
+}
+
+/** The batch policy (limits and approval rules) from configuration. */
+export function batchPolicy(config: Config): BatchPolicy {
+  return {
+    maxBatchTotal: config.maxBatchTotal,
+    requireApproval: config.requireApproval,
+    approvalThreshold: config.approvalThreshold,
+    approvalExpiryHours: config.approvalExpiryHours,
+    walletDailyLimit: config.walletDailyLimit,
+  };
+}
+
+/** The name of the person running the command: `--as`, else the system user name. */
+export function actorName(as: string | undefined): string {
+  const name = as?.trim();
+  return name ? name : userInfo().username;
 }
 
 /** The service address and token from configuration, or a clear error naming what is missing. */

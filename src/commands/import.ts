@@ -4,7 +4,7 @@ import { writeReport } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
-import { openQueues, serviceTarget, type AppContext } from './context.js';
+import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
 import type { RunOptions } from './run.js';
 
 /** Imports one file into the queue; returns the exit code. */
@@ -22,14 +22,15 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
         reportsDir: ctx.config.reportsDir,
         itemsPerRequest: ctx.config.itemsPerRequest,
         serviceUrl: target.baseUrl,
+        policy: batchPolicy(ctx.config),
       },
       file,
-      opts,
+      { ...opts, importedBy: actorName(opts.as) },
     );
-    if (r.state === 'refused') {
+    if (r.state === 'refused' || r.state === 'awaiting_approval') {
       const summary = await writeReport(handles.ledger, r.batchId);
       process.stdout.write(formatSummary(summary, r.reportDir));
-      return EXIT.notAllAccepted;
+      return r.state === 'refused' ? EXIT.notAllAccepted : EXIT.ok;
     }
     process.stdout.write(`Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` + (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'));
     return EXIT.ok;

@@ -13,12 +13,14 @@ import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
-import { openQueues, serviceTarget, type AppContext, type QueueHandles } from './context.js';
+import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext, type QueueHandles } from './context.js';
 import type { Ledger } from '../submit/ledger.js';
 
 /** Options of `run` and `import`. */
 export interface RunOptions extends ImportOptions {
   readonly sandbox?: boolean;
+  /** Who runs the import (default: the system user name). */
+  readonly as?: string;
 }
 
 /** Exit code for a finished batch's summary, with a one-line cause on stderr for exit 4. */
@@ -93,9 +95,10 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
         reportsDir: ctx.config.reportsDir,
         itemsPerRequest: ctx.config.itemsPerRequest,
         serviceUrl: target.baseUrl,
+        policy: batchPolicy(ctx.config),
       },
       file,
-      opts,
+      { ...opts, importedBy: actorName(opts.as) },
     );
     batchId = imported.batchId;
     if (imported.state === 'queued') {

@@ -8,6 +8,7 @@ import { createPaymentClient } from '../submit/payment-client.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport } from '../results/write-report.js';
 import { EXIT } from '../errors.js';
+import { createMetrics, serveMetrics } from '../metrics.js';
 import { openQueues, serviceTarget, type AppContext } from './context.js';
 
 /** Runs until a stop signal; returns the exit code. */
@@ -21,6 +22,8 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
     await handles.close();
     throw err;
   }
+  const metrics = createMetrics({ queues: [handles.queue], ledger: handles.ledger });
+  const metricsServer = ctx.config.metricsPort > 0 ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort) : undefined;
   const client = createPaymentClient({
     baseUrl: target.baseUrl,
     token: target.token,
@@ -39,6 +42,7 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
       requestTimeoutMs: ctx.config.requestTimeoutMs,
       jobLockMs: ctx.config.jobLockMs,
       ...(makeDurable ? { makeDurable } : {}),
+      metrics,
     },
     {
       ledger: handles.ledger,
@@ -59,6 +63,7 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   });
   ctx.log.info('stopping: in-flight submissions finish and are recorded');
   await worker.close();
+  await metricsServer?.close();
   await client.close();
   await handles.close();
   return EXIT.ok;

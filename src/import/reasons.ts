@@ -31,6 +31,7 @@ const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
   amount_non_latin_digits: (i) => `found ${showValue(i.found)} in Arabic-Indic digits, expected Western digits 0-9 and a dot`,
   amount_leading_zero: (i) => `found ${showValue(i.found)} with a leading zero, expected no leading zeros`,
   amount_too_large: (i) => `found ${showValue(i.found)}, the amount has more than ${String(i.params?.maxDigits)} digits before the dot`,
+  amount_over_limit: (i) => `found ${showValue(i.found)}, over the limit of EGP ${String(i.params?.limit)} per payout item (CASHOUT_MAX_ITEM_AMOUNT)`,
   mobile_not_international: (i) => `found ${showValue(i.found)}, expected the international format with + and country code, e.g. +201001234567`,
   mobile_invalid: (i) => `found ${showValue(i.found)}, which is not a valid mobile number, expected the international format, e.g. +201001234567`,
   mobile_not_mobile: (i) => `found ${showValue(i.found)}, which is a ${String(i.params?.kind ?? 'non-mobile')} number, a wallet needs a mobile number`,

@@ -21,6 +21,7 @@ export type RowIssueCode =
   | 'amount_non_latin_digits'
   | 'amount_leading_zero'
   | 'amount_too_large'
+  | 'amount_over_limit'
   | 'mobile_not_international'
   | 'mobile_invalid'
   | 'mobile_not_mobile'

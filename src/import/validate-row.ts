@@ -8,6 +8,7 @@ import { TRANSFER_TYPES, type BankAccountItem, type MobileWalletItem, type Trans
 import { suggestBanks, foldBankName, type BankList } from '../contract/supported-banks.js';
 import { BANK_ONLY, COLUMNS, WALLET_ONLY, type ColumnName, type HeaderIndex } from './columns.js';
 import { checkAmount } from './check-amount.js';
+import { toPiasters } from '../money.js';
 import { checkMobile } from './check-mobile.js';
 import { checkAccount } from './check-account.js';
 import type { RowIssue } from './row-issues.js';
@@ -29,6 +30,8 @@ export interface RowRules {
   readonly walletCountries: readonly string[];
   /** Longest accepted free-text value, in characters. */
   readonly maxFieldLength: number;
+  /** Largest amount of one item (EGP decimal string, CASHOUT_MAX_ITEM_AMOUNT); undefined = no limit. */
+  readonly maxItemAmount?: string | undefined;
 }
 
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
@@ -59,6 +62,9 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
   }
   const amountIssue = row.amount === '' ? ({ column: 'amount', code: 'required' } as const) : checkAmount(row.amount);
   if (amountIssue) issues.push(amountIssue);
+  else if (rules.maxItemAmount !== undefined && toPiasters(row.amount) > toPiasters(rules.maxItemAmount)) {
+    issues.push({ column: 'amount', code: 'amount_over_limit', found: row.amount, params: { limit: rules.maxItemAmount } });
+  }
 
   if (!(TRANSFER_TYPES as readonly string[]).includes(row.type)) {
     const upper = row.type.trim().toUpperCase();

@@ -32,6 +32,8 @@ export function formatSummary(s: ReportSummary, reportDir: string): string {
   }
   lines.push(`  ${'total'.padEnd(9)} ${String(s.total.rows).padStart(7)}   EGP ${groupDigits(s.total.amount).padStart(16)}`);
   if (s.haltReason) lines.push(`Stopped: ${s.haltReason}`);
+  if (s.refusalReason) lines.push(`Refused: ${s.refusalReason}`);
+  if (s.batchState === 'awaiting_approval') lines.push(`Awaiting approval by someone other than the importer: cashout approve ${s.batchId} --as <name>`);
   lines.push(`Report: ${join(reportDir, 'results.csv')}`);
   return `${lines.join('\n')}\n`;
 }

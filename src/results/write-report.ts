@@ -14,7 +14,7 @@ import { readRecords } from '../import/read-rows.js';
 import { describeIssues } from '../import/reasons.js';
 import { AMOUNT_PATTERN, formatPiasters, toPiasters } from '../money.js';
 import { CashoutError } from '../errors.js';
-import type { BatchRecord, Ledger, LedgerRequest } from '../submit/ledger.js';
+import type { ApprovalEvent, BatchRecord, Ledger, LedgerRequest } from '../submit/ledger.js';
 import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
 import { openCsvOut } from './csv-out.js';
 
@@ -49,6 +49,10 @@ export interface ReportSummary {
   readonly reportWrittenAt: string;
   readonly serviceUrl: string;
   readonly haltReason?: string;
+  /** Why the batch was refused, when it was. */
+  readonly refusalReason?: string;
+  /** Who imported, approved or cancelled the batch, and when. */
+  readonly approvals: readonly ApprovalEvent[];
   /** Every finding a person recorded on an unknown request (reconciliation). */
   readonly resolutions: readonly { request: number; finding: string; by: string; at: string; note: string }[];
 }
@@ -185,6 +189,8 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
       o = { status: 'duplicate', request: undefined, httpStatus: undefined, message: note.message ?? 'not sent: reference already paid', errors: '' };
     } else if (req && reqLines[reqPos] === line) {
       o = await rowOutcome(ledger, req, line, cache);
+      if (o.status === 'pending' && batch.state === 'cancelled') o = { ...o, status: 'not_sent', message: 'not sent: the batch was cancelled before approval' };
+      else if (o.status === 'pending' && batch.state === 'awaiting_approval') o = { ...o, message: 'awaiting approval; nothing is sent before it' };
       reqPos++;
       if (reqPos >= reqLines.length) await nextRequest();
     } else {
@@ -193,9 +199,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
         request: undefined,
         httpStatus: undefined,
         message:
-          batch.state === 'refused'
-            ? 'not queued: the file has invalid rows and nothing is sent unless all rows are valid (use --partial to send the valid rows)'
-            : 'not queued',
+          batch.state === 'refused' ? `not queued: batch refused: ${batch.refusalReason ?? 'the file has invalid rows'}` : 'not queued',
         errors: '',
       };
     }
@@ -225,6 +229,8 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     reportWrittenAt: new Date().toISOString(),
     serviceUrl: batch.serviceUrl,
     ...(batch.haltReason ? { haltReason: batch.haltReason } : {}),
+    ...(batch.refusalReason ? { refusalReason: batch.refusalReason } : {}),
+    approvals: await ledger.listApprovals(batch.id),
     resolutions,
   };
   const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.tmp`);

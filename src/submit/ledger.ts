@@ -36,7 +36,7 @@ export type RequestState =
 export const FINAL_STATES: readonly RequestState[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'reconciled_created'];
 
 /** States of a batch. */
-export type BatchState = 'staging' | 'refused' | 'queued' | 'halted' | 'finished' | 'needs_reconciliation';
+export type BatchState = 'staging' | 'refused' | 'awaiting_approval' | 'cancelled' | 'queued' | 'halted' | 'finished' | 'needs_reconciliation';
 
 /** Facts of a batch as kept in the ledger. Amounts are EGP decimal strings. */
 export interface BatchRecord {
@@ -56,6 +56,32 @@ export interface BatchRecord {
   readonly haltReason?: string;
   readonly finishedAt?: string;
   readonly partial: boolean;
+  /** Who imported the batch (a user name, or "scheduler"). */
+  readonly importedBy: string;
+  /** Total of the rows queued, in piasters. */
+  readonly totalPiasters: bigint;
+  /** Why the batch was refused (state `refused`). */
+  readonly refusalReason?: string;
+  /** Until when an approval is accepted (state `awaiting_approval`), ISO time. */
+  readonly expiresAt?: string;
+  readonly approvedBy?: string;
+}
+
+/** One step of a batch's approval story, for reports and the dashboard. */
+export interface ApprovalEvent {
+  readonly action: 'imported' | 'approval_required' | 'approved' | 'cancelled' | 'expired';
+  readonly by: string;
+  readonly at: string;
+  readonly note?: string;
+}
+
+/** Counts of an import, for the batch record. */
+export interface BatchCounts {
+  readonly requests: number;
+  readonly rows: number;
+  readonly validRows: number;
+  readonly invalidRows: number;
+  readonly totalPiasters: bigint;
 }
 
 /** One withdrawal request as kept in the ledger. */
@@ -220,14 +246,27 @@ type LedgerRedis = Redis & {
 /** Ledger access bound to one Redis connection and key prefix. */
 export interface Ledger {
   readonly prefix: string;
-  createBatch(batch: Omit<BatchRecord, 'state' | 'open' | 'requests' | 'finishedAt' | 'haltReason'>): Promise<void>;
+  createBatch(batch: Omit<BatchRecord, 'state' | 'open' | 'requests' | 'finishedAt' | 'haltReason' | 'totalPiasters' | 'refusalReason' | 'expiresAt' | 'approvedBy'>): Promise<void>;
   getBatch(batchId: string): Promise<BatchRecord | undefined>;
   listBatches(limit?: number): Promise<BatchRecord[]>;
   stageRequests(batchId: string, requests: readonly WithdrawalRequest[]): Promise<void>;
-  /** staging → queued: the staged requests become sendable. Returns their seqs. */
-  releaseBatch(batchId: string, requestCount: number, validRows: number, invalidRows: number, rows: number): Promise<void>;
+  /**
+   * staging → queued (the staged requests become sendable; the caller adds their jobs), or
+   * staging → awaiting_approval when `approvalUntil` (ISO time) is given: nothing is sendable
+   * until `approveBatch`.
+   */
+  releaseBatch(batchId: string, counts: BatchCounts, approvalUntil?: string): Promise<void>;
   /** staging → refused: staged requests are deleted; nothing will be sent. */
-  refuseBatch(batchId: string, validRows: number, invalidRows: number, rows: number): Promise<void>;
+  refuseBatch(batchId: string, counts: Omit<BatchCounts, 'requests'>, reason: string): Promise<void>;
+  /**
+   * awaiting_approval → queued by someone other than the importer. Returns the number of requests
+   * to enqueue. Throws `CashoutError('state_conflict')` for a batch not awaiting approval, an
+   * approval by the importer, or an approval after the deadline (the batch is then cancelled).
+   */
+  approveBatch(batchId: string, by: string): Promise<number>;
+  /** awaiting_approval → cancelled; nothing of the batch will be sent. */
+  cancelBatch(batchId: string, by: string, note: string, expired?: boolean): Promise<void>;
+  listApprovals(batchId: string): Promise<ApprovalEvent[]>;
   getRequest(batchId: string, seq: number): Promise<LedgerRequest | undefined>;
   claim(batchId: string, seq: number, by: string): Promise<ClaimResult>;
   /** sending → final state. Returns the number of requests of the batch still open (0 = batch done). */
@@ -295,6 +334,11 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       serviceUrl: h.service_url ?? '',
       reportDir: h.report_dir ?? '',
       partial: h.partial === '1',
+      importedBy: h.imported_by ?? '',
+      totalPiasters: BigInt(h.total ?? '0'),
+      ...(h.refusal_reason ? { refusalReason: h.refusal_reason } : {}),
+      ...(h.expires_at ? { expiresAt: h.expires_at } : {}),
+      ...(h.approved_by ? { approvedBy: h.approved_by } : {}),
       ...(h.halt_reason ? { haltReason: h.halt_reason } : {}),
       ...(h.finished_at ? { finishedAt: h.finished_at } : {}),
     };
@@ -359,8 +403,11 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
           service_url: b.serviceUrl,
           report_dir: b.reportDir,
           partial: b.partial ? '1' : '0',
+          imported_by: b.importedBy,
         })
         .zadd(`${prefix}:batches`, Date.parse(b.createdAt), b.id)
+        .del(`${batchKey(b.id)}:approvals`)
+        .rpush(`${batchKey(b.id)}:approvals`, JSON.stringify({ action: 'imported', by: b.importedBy, at: b.createdAt }))
         .exec();
     },
     getBatch,
@@ -393,23 +440,86 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       m.hset(batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
       await m.exec();
     },
-    async releaseBatch(batchId, requestCount, validRows, invalidRows, rows) {
-      await r.hset(batchKey(batchId), {
-        requests: requestCount,
-        open: requestCount,
-        valid_rows: validRows,
-        invalid_rows: invalidRows,
-        rows,
-        state: requestCount === 0 ? 'finished' : 'queued',
-        ...(requestCount === 0 ? { finished_at: now() } : {}),
+    async releaseBatch(batchId, counts, approvalUntil) {
+      const state = counts.requests === 0 ? 'finished' : approvalUntil ? 'awaiting_approval' : 'queued';
+      const m = r.multi().hset(batchKey(batchId), {
+        requests: counts.requests,
+        open: counts.requests,
+        valid_rows: counts.validRows,
+        invalid_rows: counts.invalidRows,
+        rows: counts.rows,
+        total: counts.totalPiasters.toString(),
+        state,
+        ...(state === 'finished' ? { finished_at: now() } : {}),
+        ...(state === 'awaiting_approval' ? { expires_at: approvalUntil! } : {}),
       });
+      if (state === 'awaiting_approval') {
+        m.rpush(`${batchKey(batchId)}:approvals`, JSON.stringify({ action: 'approval_required', by: 'bulk-cashout', at: now(), note: `approve before ${approvalUntil}` }));
+      }
+      await m.exec();
     },
-    async refuseBatch(batchId, validRows, invalidRows, rows) {
+    async refuseBatch(batchId, counts, reason) {
       const last = Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);
       const m = r.multi();
       for (let seq = 1; seq <= last; seq++) m.del(reqKey(batchId, seq));
-      m.hset(batchKey(batchId), { state: 'refused', requests: 0, open: 0, next_seq: 0, valid_rows: validRows, invalid_rows: invalidRows, rows, finished_at: now() });
+      m.hset(batchKey(batchId), {
+        state: 'refused',
+        requests: 0,
+        open: 0,
+        next_seq: 0,
+        valid_rows: counts.validRows,
+        invalid_rows: counts.invalidRows,
+        rows: counts.rows,
+        total: counts.totalPiasters.toString(),
+        refusal_reason: reason,
+        finished_at: now(),
+      });
       await m.exec();
+    },
+    async approveBatch(batchId, by) {
+      const res = (await r.eval(
+        `local st = redis.call('HGET', KEYS[1], 'state')
+         if st ~= 'awaiting_approval' then return {'state', st or 'missing'} end
+         if redis.call('HGET', KEYS[1], 'imported_by') == ARGV[1] then return {'self', ARGV[1]} end
+         local exp = redis.call('HGET', KEYS[1], 'expires_at')
+         if exp and exp < ARGV[2] then
+           redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finished_at', ARGV[2], 'cancel_reason', 'approval expired')
+           redis.call('RPUSH', KEYS[2], cjson.encode({action = 'expired', by = 'bulk-cashout', at = ARGV[2]}))
+           return {'expired', exp}
+         end
+         redis.call('HSET', KEYS[1], 'state', 'queued', 'approved_by', ARGV[1], 'approved_at', ARGV[2])
+         redis.call('RPUSH', KEYS[2], cjson.encode({action = 'approved', by = ARGV[1], at = ARGV[2]}))
+         return {'ok', redis.call('HGET', KEYS[1], 'requests')}`,
+        2,
+        batchKey(batchId),
+        `${batchKey(batchId)}:approvals`,
+        by,
+        now(),
+      )) as string[];
+      if (res[0] === 'ok') return Number(res[1]);
+      if (res[0] === 'self') throw new CashoutError('state_conflict', `batch ${batchId} was imported by ${by}; someone else must approve it`, { batchId, by });
+      if (res[0] === 'expired') throw new CashoutError('state_conflict', `batch ${batchId} was not approved before ${res[1]} and is now cancelled; import the file again`, { batchId });
+      throw new CashoutError('state_conflict', `batch ${batchId} is ${res[1]}, not awaiting approval`, { batchId, state: res[1] });
+    },
+    async cancelBatch(batchId, by, note, expired = false) {
+      const res = (await r.eval(
+        `local st = redis.call('HGET', KEYS[1], 'state')
+         if st ~= 'awaiting_approval' then return {'state', st or 'missing'} end
+         redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finished_at', ARGV[3], 'cancel_reason', ARGV[2])
+         redis.call('RPUSH', KEYS[2], cjson.encode({action = ARGV[4], by = ARGV[1], at = ARGV[3], note = ARGV[2]}))
+         return {'ok'}`,
+        2,
+        batchKey(batchId),
+        `${batchKey(batchId)}:approvals`,
+        by,
+        note,
+        now(),
+        expired ? 'expired' : 'cancelled',
+      )) as string[];
+      if (res[0] !== 'ok') throw new CashoutError('state_conflict', `batch ${batchId} is ${res[1]}, not awaiting approval; only a batch awaiting approval can be cancelled`, { batchId, state: res[1] });
+    },
+    async listApprovals(batchId) {
+      return (await r.lrange(`${batchKey(batchId)}:approvals`, 0, -1)).map((e) => JSON.parse(e) as ApprovalEvent);
     },
     getRequest,
     async claim(batchId, seq, by) {
@@ -502,7 +612,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       const last = Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);
       const m = r.multi();
       for (let seq = 1; seq <= last; seq++) m.del(reqKey(batchId, seq));
-      m.del(batchKey(batchId), sendingKey(batchId), `${batchKey(batchId)}:resolutions`).zrem(`${prefix}:batches`, batchId);
+      m.del(batchKey(batchId), sendingKey(batchId), `${batchKey(batchId)}:resolutions`, `${batchKey(batchId)}:approvals`).zrem(`${prefix}:batches`, batchId);
       await m.exec();
     },
   };

@@ -3,6 +3,7 @@
  * of whether the POST reached the service: after the grace time, with no worker holding the job,
  * the request becomes `unknown` (parked for a person, never sent again by itself). A request still
  * `pending` whose job is gone or failed before sending is queued again: pending means never sent.
+ * A batch still awaiting approval after its deadline is cancelled.
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
@@ -27,6 +28,17 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
   const { ledger, queue, log } = deps;
   let changed = 0;
   for (const batch of await ledger.listBatches(1000)) {
+    if (batch.state === 'awaiting_approval' && batch.expiresAt !== undefined && Date.parse(batch.expiresAt) < Date.now()) {
+      try {
+        await ledger.cancelBatch(batch.id, 'bulk-cashout', `not approved before ${batch.expiresAt}`, true);
+        log.warn({ batchId: batch.id }, 'batch not approved in time: cancelled');
+        changed++;
+        await deps.onBatchDone?.(batch.id);
+      } catch {
+        // approved or cancelled meanwhile
+      }
+      continue;
+    }
     if (batch.state !== 'queued' && batch.state !== 'halted') continue;
     for (const seq of await ledger.sendingSeqs(batch.id)) {
       const request = await ledger.getRequest(batch.id, seq);

@@ -28,6 +28,8 @@ export interface SubmitDeps {
   /** Resolves once the `sending` mark is on disk; rejects when it cannot be made durable. */
   readonly makeDurable?: () => Promise<void>;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Told of each POST: its classified outcome, the rows it carried and its duration in seconds (metrics). */
+  readonly observe?: (outcome: string, rows: number, seconds: number) => void;
 }
 
 /** How a submission ended for the caller (the job processor). */
@@ -130,6 +132,7 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
     const started = Date.now();
     const result = await deps.client.postWithdrawal(request.body);
     const outcome = classifyOutcome(result);
+    deps.observe?.(outcome.kind === 'not_sent' ? `not_sent_${outcome.reason}` : outcome.kind, request.walletLines.length + request.bankLines.length, (Date.now() - started) / 1000);
     log.info({ batchId, seq, outcome: outcome.kind, httpStatus: 'httpStatus' in outcome ? outcome.httpStatus : undefined, ms: Date.now() - started }, 'withdrawal request submitted');
 
     if (outcome.kind === 'not_sent' && outcome.reason === 'connect' && attempt < deps.connectRetries) {

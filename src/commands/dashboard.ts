@@ -1,0 +1,69 @@
+/**
+ * `cashout dashboard [--no-auth]`: serves the dashboard on CASHOUT_DASHBOARD_HOST:PORT
+ * (127.0.0.1:4020 by default) until SIGINT/SIGTERM. Refuses to start without users, unless
+ * `--no-auth` is given and the address is loopback. `cashout hash-password` makes a user entry.
+ */
+import { Queue } from 'bullmq';
+import { createInterface } from 'node:readline';
+import { CashoutError, EXIT } from '../errors.js';
+import { buildDashboard } from '../dashboard/server.js';
+import { hashPassword, loadUsers } from '../dashboard/users.js';
+import { createMetrics } from '../metrics.js';
+import { openQueues, type AppContext } from './context.js';
+
+/** Name of the scheduler's queue (shown in Bull Board too). */
+export const INBOX_QUEUE = 'cashout-inbox';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Serves the dashboard; returns the exit code after a stop signal. */
+export async function dashboardCommand(ctx: AppContext, opts: { auth?: boolean; port?: number; host?: string }): Promise<number> {
+  const host = opts.host ?? ctx.config.dashboardHost;
+  const port = opts.port ?? ctx.config.dashboardPort;
+  const noAuth = opts.auth === false;
+  if (noAuth && !LOOPBACK.has(host)) throw new CashoutError('usage', `--no-auth is allowed only on a loopback address (127.0.0.1), not ${host}`);
+  const users = loadUsers(ctx.config.dashboardUsers, ctx.config.dashboardUsersFile);
+  if (!noAuth && users.size === 0) {
+    throw new CashoutError(
+      'config_invalid',
+      'no dashboard users: set CASHOUT_DASHBOARD_USERS (entries made by "cashout hash-password"), or start with --no-auth on 127.0.0.1 for a single local user',
+      { key: 'CASHOUT_DASHBOARD_USERS' },
+    );
+  }
+  const h = await openQueues(ctx);
+  const inbox = new Queue(INBOX_QUEUE, { connection: h.workerRedis, prefix: h.prefix });
+  const app = await buildDashboard({
+    ledger: h.ledger,
+    queue: h.queue,
+    otherQueues: [inbox],
+    redis: h.redis,
+    prefix: h.prefix,
+    log: ctx.log,
+    users: noAuth ? 'none' : users,
+    secureCookies: ctx.config.dashboardSecureCookies,
+    metrics: createMetrics({ queues: [h.queue, inbox], ledger: h.ledger }),
+  });
+  const url = await app.listen({ host, port });
+  process.stdout.write(`Dashboard on ${url}${noAuth ? ' (no login: local use only)' : ''}\n`);
+  ctx.log.info({ url, auth: !noAuth }, 'dashboard started');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await app.close();
+  await inbox.close();
+  await h.close();
+  return EXIT.ok;
+}
+
+/** `cashout hash-password [--user name]`: reads a password from stdin, prints "name:hash" for CASHOUT_DASHBOARD_USERS. */
+export async function hashPasswordCommand(opts: { user?: string }): Promise<number> {
+  if (process.stdin.isTTY) process.stderr.write('Password: ');
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const password = await new Promise<string>((resolve) => rl.once('line', (l) => resolve(l)).once('close', () => resolve('')));
+  rl.close();
+  if (password.length < 12) throw new CashoutError('usage', 'the password must have at least 12 characters');
+  const hash = await hashPassword(password);
+  process.stdout.write(`${opts.user ?? 'user'}:${hash}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,293 @@
+/**
+ * The dashboard: a Batches page and a page per batch (counts, totals, requests and their ledger
+ * states, downloads), the approve / cancel / resolve / send-again actions, and Bull Board for the
+ * queues — all behind a login. Every page and API call without a session gets a redirect to the
+ * login (pages) or 401 (everything else). Every state-changing request must come from the
+ * dashboard's own origin (Origin/Referer check), and the dashboard's own forms also carry a
+ * per-session CSRF token. Security headers on every answer (helmet).
+ */
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyRateLimit from '@fastify/rate-limit';
+import { Eta } from 'eta';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { PACKAGE_ROOT } from '../paths.js';
+import { isBatchId, requestJobId } from '../batch/batch-id.js';
+import { isCashoutError } from '../errors.js';
+import { formatPiasters } from '../money.js';
+import type { Ledger } from '../submit/ledger.js';
+import type { SubmitJobData } from '../queue/queues.js';
+import { enqueueRequests } from '../queue/enqueue-requests.js';
+import { writeReport } from '../results/write-report.js';
+import { writeReconciliation, requestsInState } from '../results/write-reconciliation.js';
+import { approveBatch } from '../commands/approve.js';
+import { groupDigits } from '../results/print-summary.js';
+import { registerBullBoard } from './bull-board.js';
+import { batchView, listBatchViews, DOWNLOADABLE, type Downloadable } from './batch-view.js';
+import { csrfMatches, sessionStore, SESSION_TTL_SECONDS, type Session } from './sessions.js';
+import { verifyPassword, type UserTable } from './users.js';
+import type { MetricsRegistry } from '../metrics.js';
+
+/** Name of the session cookie. */
+export const SESSION_COOKIE = 'cashout_session';
+
+/** What the dashboard needs. `users: 'none'` turns the login off (allowed on loopback only). */
+export interface DashboardDeps {
+  readonly ledger: Ledger;
+  readonly queue: Queue<SubmitJobData>;
+  /** Other queues of the project to show in Bull Board. */
+  readonly otherQueues?: readonly Queue[];
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly log: Logger;
+  readonly users: UserTable | 'none';
+  /** Mark the session cookie Secure (behind TLS). */
+  readonly secureCookies: boolean;
+  readonly metrics?: MetricsRegistry;
+}
+
+const TEMPLATES = join(PACKAGE_ROOT, 'src', 'dashboard', 'templates');
+const PUBLIC = new Set(['/login', '/static/dashboard.css']);
+
+/** Builds the dashboard app (not listening yet). */
+export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, trustProxy: false });
+  const eta = new Eta({ views: TEMPLATES, autoEscape: true, cache: true });
+  const sessions = sessionStore(deps.redis, deps.prefix);
+  const flashKey = (id: string) => `${deps.prefix}:dashboard:flash:${id}`;
+
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    hsts: deps.secureCookies,
+  });
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody);
+  await app.register(fastifyRateLimit, { global: false });
+
+  const money = (amount: string) => groupDigits(amount);
+  const page = (reply: FastifyReply, view: string, title: string, data: Record<string, unknown>, session?: Session, flash?: { kind: string; text: string }) => {
+    const body = eta.render(view, { ...data, money, piasters: formatPiasters, csrf: session?.csrf ?? '' });
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(eta.render('layout', { title, body, user: session?.user, csrf: session?.csrf ?? '', flash }));
+  };
+
+  const sessionOf = (req: FastifyRequest) => (req as FastifyRequest & { session?: Session }).session;
+  const setFlash = async (s: Session | undefined, kind: 'ok' | 'error', text: string) => {
+    if (s) await deps.redis.set(flashKey(s.id), JSON.stringify({ kind, text }), 'EX', 60);
+  };
+  const takeFlash = async (s: Session | undefined) => {
+    if (!s) return undefined;
+    const raw = await deps.redis.getdel(flashKey(s.id));
+    return raw ? (JSON.parse(raw) as { kind: string; text: string }) : undefined;
+  };
+
+  // Same-origin check for every state-changing request (the session cookie is also SameSite=Strict).
+  const sameOrigin = (req: FastifyRequest): boolean => {
+    const host = req.headers.host;
+    if (!host) return false;
+    const allowed = [`http://${host}`, `https://${host}`];
+    const origin = req.headers.origin;
+    if (typeof origin === 'string' && origin !== 'null') return allowed.includes(origin);
+    const referer = req.headers.referer;
+    if (typeof referer === 'string') return allowed.some((o) => referer === o || referer.startsWith(`${o}/`));
+    return false;
+  };
+
+  app.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const unsafe = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
+    if (unsafe && !sameOrigin(req)) return reply.code(403).send({ error: 'cross-site request refused' });
+    if (deps.users === 'none') {
+      (req as FastifyRequest & { session?: Session }).session = { id: 'no-auth', user: 'local', csrf: 'no-auth' };
+      return undefined;
+    }
+    if (PUBLIC.has(path)) return undefined;
+    const session = await sessions.get(req.cookies[SESSION_COOKIE]);
+    if (!session) {
+      const wantsHtml = req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+      if (wantsHtml) return reply.redirect(`/login?next=${encodeURIComponent(req.url)}`, 302);
+      return reply.code(401).send({ error: 'log in first' });
+    }
+    (req as FastifyRequest & { session?: Session }).session = session;
+    return undefined;
+  });
+
+  // Our own forms carry the session's CSRF token.
+  const requireCsrf = async (req: FastifyRequest, reply: FastifyReply) => {
+    const s = sessionOf(req);
+    const token = (req.body as Record<string, unknown> | undefined)?._csrf;
+    if (!s || (deps.users !== 'none' && !csrfMatches(s, token))) return reply.code(403).send({ error: 'missing or wrong form token; reload the page' });
+    return undefined;
+  };
+
+  app.get('/static/dashboard.css', async (_req, reply) => reply.type('text/css').send(createReadStream(join(TEMPLATES, 'dashboard.css'))));
+
+  app.get('/login', async (req, reply) => {
+    const next = String((req.query as Record<string, unknown>).next ?? '/batches');
+    return page(reply, 'login', 'Log in', { next: next.startsWith('/') && !next.startsWith('//') ? next : '/batches' });
+  });
+
+  app.post('/login', { config: { rateLimit: { max: 5, timeWindow: '1 minute' } } }, async (req, reply) => {
+    if (deps.users === 'none') return reply.redirect('/batches', 303);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const user = String(body.user ?? '');
+    const password = String(body.password ?? '');
+    const next = String(body.next ?? '/batches');
+    if (!(await verifyPassword(deps.users, user, password))) {
+      deps.log.warn({ user: user.slice(0, 64) }, 'dashboard login refused');
+      reply.code(401);
+      return page(reply, 'login', 'Log in', { next }, undefined, { kind: 'error', text: 'Wrong user name or password.' });
+    }
+    const session = await sessions.create(user);
+    deps.log.info({ user }, 'dashboard login');
+    reply.setCookie(SESSION_COOKIE, session.id, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: deps.secureCookies,
+      maxAge: SESSION_TTL_SECONDS,
+    });
+    return reply.redirect(next.startsWith('/') && !next.startsWith('//') ? next : '/batches', 303);
+  });
+
+  app.post('/logout', { preHandler: requireCsrf }, async (req, reply) => {
+    const s = sessionOf(req);
+    if (s && deps.users !== 'none') await sessions.destroy(s.id);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.redirect('/login', 303);
+  });
+
+  app.get('/', async (_req, reply) => reply.redirect('/batches', 302));
+
+  app.get('/batches', async (req, reply) => {
+    const s = sessionOf(req);
+    return page(reply, 'batches', 'Batches', { batches: await listBatchViews(deps.ledger) }, s, await takeFlash(s));
+  });
+
+  const loadBatch = async (id: string, reply: FastifyReply) => {
+    const batch = isBatchId(id) ? await deps.ledger.getBatch(id) : undefined;
+    if (!batch) {
+      reply.code(404).send({ error: `no batch ${id}` });
+      return undefined;
+    }
+    return batch;
+  };
+
+  app.get('/batches/:id', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const batch = await loadBatch(id, reply);
+    if (!batch) return reply;
+    const s = sessionOf(req);
+    const requests = await requestsInState(deps.ledger, id, ['pending', 'sending', 'accepted', 'rejected', 'unknown', 'not_sent', 'reconciled_created', 'reconciled_not_created']);
+    return page(reply, 'batch', `Batch ${id}`, { view: await batchView(deps.ledger, batch), requests }, s, await takeFlash(s));
+  });
+
+  app.get('/batches/:id/files/:name', async (req, reply) => {
+    const { id, name } = req.params as { id: string; name: string };
+    if (!(DOWNLOADABLE as readonly string[]).includes(name)) return reply.code(404).send({ error: 'no such file' });
+    const batch = await loadBatch(id, reply);
+    if (!batch) return reply;
+    if (name === 'reconciliation.csv') await writeReconciliation(deps.ledger, id, batch.reportDir);
+    const file = join(batch.reportDir, name as Downloadable);
+    const type = name.endsWith('.csv') ? 'text/csv; charset=utf-8' : name.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/json';
+    const stream = createReadStream(file);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.once('open', () => resolve());
+        stream.once('error', reject);
+      });
+    } catch {
+      return reply.code(404).send({ error: `${name} is not written for this batch` });
+    }
+    deps.log.info({ user: sessionOf(req)?.user, batchId: id, file: name }, 'report downloaded');
+    return reply
+      .type(type)
+      .header('cache-control', 'no-store')
+      .header('content-disposition', `${name.endsWith('.html') ? 'inline' : 'attachment'}; filename="${id}-${name}"`)
+      .send(stream);
+  });
+
+  const action = (name: string, run: (req: FastifyRequest, s: Session, id: string) => Promise<string>) =>
+    app.post(`/batches/:id/${name}`, { preHandler: requireCsrf }, async (req, reply) => {
+      const { id } = req.params as { id: string };
+      const s = sessionOf(req)!;
+      if (!(await loadBatch(id, reply))) return reply;
+      try {
+        const text = await run(req, s, id);
+        deps.log.info({ user: s.user, action: name, batchId: id }, text);
+        await setFlash(s, 'ok', text);
+      } catch (err) {
+        if (!isCashoutError(err)) throw err;
+        deps.log.warn({ user: s.user, action: name, batchId: id, reason: err.message }, 'dashboard action refused');
+        await setFlash(s, 'error', err.message);
+      }
+      return reply.redirect(`/batches/${id}`, 303);
+    });
+
+  action('approve', async (_req, s, id) => {
+    const n = await approveBatch(deps.ledger, deps.queue, id, s.user);
+    return `Batch approved by ${s.user}: ${n} withdrawal requests queued.`;
+  });
+  action('cancel', async (req, s, id) => {
+    const note = String((req.body as Record<string, unknown>).note ?? '').trim() || 'cancelled from the dashboard';
+    await deps.ledger.cancelBatch(id, s.user, note);
+    await writeReport(deps.ledger, id);
+    return `Batch cancelled by ${s.user}; nothing of it will be sent.`;
+  });
+
+  app.post('/batches/:id/requests/:seq/:verb', { preHandler: requireCsrf }, async (req, reply) => {
+    const { id, seq: seqText, verb } = req.params as { id: string; seq: string; verb: string };
+    const s = sessionOf(req)!;
+    const seq = Number(seqText);
+    if (!(await loadBatch(id, reply))) return reply;
+    if (!Number.isInteger(seq) || seq < 1 || (verb !== 'resolve' && verb !== 'retry')) return reply.code(404).send({ error: 'no such action' });
+    try {
+      if (verb === 'resolve') {
+        const body = req.body as Record<string, unknown>;
+        const finding = body.finding === 'created' ? 'created' : body.finding === 'not_created' ? 'not_created' : undefined;
+        const note = String(body.note ?? '').trim();
+        if (!finding || note === '') throw new (await import('../errors.js')).CashoutError('usage', 'choose a finding and write a note');
+        await deps.ledger.resolve(id, seq, finding, s.user, note);
+        await writeReport(deps.ledger, id);
+        deps.log.info({ user: s.user, action: 'resolve', batchId: id, seq, finding }, 'reconciliation recorded');
+        await setFlash(s, 'ok', `Request ${seq}: recorded as ${finding.replace('_', ' ')} by ${s.user}.`);
+      } else {
+        const job = await deps.queue.getJob(requestJobId(id, seq));
+        const state = job ? await job.getState() : 'missing';
+        if (job && state === 'failed') await job.retry('failed');
+        else if (state === 'missing') await enqueueRequests(deps.queue, id, [seq]);
+        deps.log.info({ user: s.user, action: 'retry', batchId: id, seq }, 'request queued again');
+        await setFlash(s, 'ok', `Request ${seq} queued again; the ledger decides whether it may be sent.`);
+      }
+    } catch (err) {
+      if (!isCashoutError(err)) throw err;
+      await setFlash(s, 'error', err.message);
+    }
+    return reply.redirect(`/batches/${id}`, 303);
+  });
+
+  if (deps.metrics) {
+    const metrics = deps.metrics;
+    app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+  }
+
+  await registerBullBoard(app, [deps.queue, ...(deps.otherQueues ?? [])]);
+  return app;
+}

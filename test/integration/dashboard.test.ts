@@ -1,0 +1,155 @@
+/**
+ * The dashboard over real HTTP, against the real Redis: nothing is shown or done without a login,
+ * cross-site actions are refused, the importer cannot approve their own batch, and a batch over
+ * the total limit or awaiting approval sends nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildDashboard, SESSION_COOKIE } from '../../src/dashboard/server.js';
+import { hashPassword } from '../../src/dashboard/users.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { loadBankList } from '../../src/contract/supported-banks.js';
+import { importBatch } from '../../src/batch/import-batch.js';
+import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe('dashboard', () => {
+  let p: TestPipeline;
+  let app: FastifyInstance;
+  let base: string;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    p = await openTestPipeline('dashboard');
+    sandbox = await startSandbox({ token: 't', banks: loadBankList() });
+    const users = new Map([
+      ['maker', await hashPassword(PASSWORD)],
+      ['checker', await hashPassword(PASSWORD)],
+    ]);
+    app = await buildDashboard({ ledger: p.ledger, queue: p.queue, redis: p.redis, prefix: p.prefix, log: p.log, users, secureCookies: false });
+    base = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app.close();
+    await sandbox.close();
+    await p.close();
+  });
+
+  const login = async (user: string, password = PASSWORD) => {
+    const res = await fetch(`${base}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      body: new URLSearchParams({ user, password, next: '/batches' }),
+    });
+    return res;
+  };
+  const sessionCookie = async (user: string) => {
+    const res = await login(user);
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get('set-cookie')!;
+    return cookie.split(';')[0]!;
+  };
+  const csrfOf = async (cookie: string, path: string) => {
+    const html = await (await fetch(`${base}${path}`, { headers: { cookie } })).text();
+    return /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+  };
+  const importWithApproval = async (name: string, rows: string[], importedBy: string) =>
+    importBatch(
+      { ledger: p.ledger, queue: p.queue, rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 }, log: p.log, reportsDir: p.reportsDir, itemsPerRequest: 10, serviceUrl: sandbox.url, policy: { requireApproval: true, approvalExpiryHours: 1 } },
+      await p.writeCsv(name, rows),
+      { importedBy },
+    );
+
+  it.each([
+    ['GET', '/batches', { accept: 'text/html' }, 302],
+    ['GET', '/batches', {}, 401],
+    ['GET', '/batches/0123456789abcdef', {}, 401],
+    ['GET', '/batches/0123456789abcdef/files/results.csv', {}, 401],
+    ['GET', '/queues', { accept: 'text/html' }, 302],
+    ['GET', '/queues/api/queues', {}, 401],
+    ['GET', '/metrics', {}, 401],
+    ['PUT', '/queues/api/queues/cashout-submit/x/retry', { origin: 'SELF' }, 401],
+    ['POST', '/batches/0123456789abcdef/approve', { origin: 'SELF' }, 401],
+  ])('%s %s without a session → %i', async (method, path, headers, status) => {
+    const h: Record<string, string> = { ...headers };
+    if (h.origin === 'SELF') h.origin = base;
+    const res = await fetch(`${base}${path}`, { method, headers: h, redirect: 'manual' });
+    expect(res.status).toBe(status);
+    if (status === 302) expect(res.headers.get('location')).toMatch(/^\/login\?next=/);
+  });
+
+  it('logs in with the right password only; the cookie is HttpOnly and SameSite=Strict; pages carry security headers', async () => {
+    expect((await login('maker', 'wrong password')).status).toBe(401);
+    expect((await login('nobody')).status).toBe(401);
+    const res = await login('checker');
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toContain(`${SESSION_COOKIE}=`);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    const page = await fetch(`${base}/batches`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBeTruthy();
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('nothing is sent before approval, the importer cannot approve, cross-site actions are refused, another user can', async () => {
+    const batch = await importWithApproval('approve.csv', [walletRow(1), walletRow(2)], 'maker');
+    expect(batch.state).toBe('awaiting_approval');
+    expect(await p.queue.count()).toBe(0);
+
+    const maker = await sessionCookie('maker');
+    const makerCsrf = await csrfOf(maker, `/batches/${batch.batchId}`);
+    const own = await fetch(`${base}/batches/${batch.batchId}/approve`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: maker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: makerCsrf }),
+    });
+    expect(own.status).toBe(303);
+    expect((await p.ledger.getBatch(batch.batchId))!.state).toBe('awaiting_approval');
+    const flash = await (await fetch(`${base}/batches/${batch.batchId}`, { headers: { cookie: maker } })).text();
+    expect(flash).toContain('someone else must approve it');
+
+    const checker = await sessionCookie('checker');
+    const csrf = await csrfOf(checker, `/batches/${batch.batchId}`);
+    const crossSite = await fetch(`${base}/batches/${batch.batchId}/approve`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf }),
+    });
+    expect(crossSite.status).toBe(403);
+    const noToken = await fetch(`${base}/batches/${batch.batchId}/approve`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({}),
+    });
+    expect(noToken.status).toBe(403);
+    expect((await p.ledger.getBatch(batch.batchId))!.state).toBe('awaiting_approval');
+    expect(await p.queue.count()).toBe(0);
+
+    const ok = await fetch(`${base}/batches/${batch.batchId}/approve`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf }),
+    });
+    expect(ok.status).toBe(303);
+    const approved = await p.ledger.getBatch(batch.batchId);
+    expect(approved).toMatchObject({ state: 'queued', approvedBy: 'checker' });
+    expect(await p.queue.count()).toBe(1);
+    const { rows } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: 't' });
+    expect(rows.map((r) => r.status)).toEqual(['accepted', 'accepted']);
+    expect((await p.ledger.listApprovals(batch.batchId)).map((a) => a.action)).toEqual(['imported', 'approval_required', 'approved']);
+  });
+
+  it('a batch over the batch total limit is refused before anything is sent', async () => {
+    const batch = await importBatch(
+      { ledger: p.ledger, queue: p.queue, rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 }, log: p.log, reportsDir: p.reportsDir, itemsPerRequest: 10, serviceUrl: sandbox.url, policy: { maxBatchTotal: '150.00' } },
+      await p.writeCsv('over.csv', [walletRow(11, '100.00'), walletRow(12, '100.00')]),
+    );
+    expect(batch.state).toBe('refused');
+    expect(batch.refusalReason).toMatch(/EGP 200.00 is over the limit of EGP 150.00 per batch \(CASHOUT_MAX_BATCH_TOTAL\)/);
+    const { rows } = await p.report(batch.batchId);
+    expect(rows.every((r) => r.status === 'not_sent' && r.message.includes('CASHOUT_MAX_BATCH_TOTAL'))).toBe(true);
+  });
+
+  it('too many wrong passwords are slowed down', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await login('maker', `guess ${i}`)).status);
+    expect(statuses).toContain(429);
+  });
+});
