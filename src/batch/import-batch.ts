@@ -35,6 +35,7 @@ export const BATCH_FILES = {
   rejected: 'rejected-rows.csv',
   results: 'results.csv',
   summary: 'summary.json',
+  summaryHtml: 'summary.html',
 } as const;
 
 /** What an import needs. */

@@ -78,7 +78,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     let target: { baseUrl: string; token: string };
     if (opts.sandbox) {
       const token = randomBytes(24).toString('hex');
-      sandbox = await startSandbox({ token, banks: ctx.banks });
+      sandbox = await startSandbox({ token, banks: ctx.banks, bodyLimitBytes: ctx.config.sandboxBodyLimitBytes });
       target = { baseUrl: sandbox.url, token };
       ctx.log.info({ url: sandbox.url }, 'sandbox started');
     } else {

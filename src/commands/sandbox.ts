@@ -15,6 +15,7 @@ export async function sandboxCommand(ctx: AppContext, opts: { port?: number; hos
   const sandbox = await startSandbox({
     token,
     banks: ctx.banks,
+    bodyLimitBytes: ctx.config.sandboxBodyLimitBytes,
     port: opts.port ?? ctx.config.sandboxPort,
     ...(opts.host ? { host: opts.host } : {}),
     faults: faultConfigFromEnv(process.env),

@@ -1,8 +1,101 @@
-/** `cashout scheduler [--once]`: the scheduled inbox scan (implementation in progress). */
-import { CashoutError } from '../errors.js';
-import type { AppContext } from './context.js';
+/**
+ * `cashout scheduler [--once]`: the scheduled inbox.
+ *
+ * Without `--once`: registers the job scheduler of the `cashout-inbox` queue (CASHOUT_SCHEDULE
+ * cron in CASHOUT_TIMEZONE, idempotent) and runs a worker whose job is one scan of
+ * CASHOUT_INBOX_DIR, until SIGTERM/SIGINT: the scan in hand finishes the file it is importing,
+ * then the process exits 0. Daylight-saving behaviour: see jobs/schedule.ts.
+ *
+ * With `--once`: one scan now, in this process. Exit 0 when every file taken was imported (or
+ * nothing was there), 1 when some file was not (it is in `failed/` with a note, or left in
+ * `processing/` for a later scan after an error that was not the file's fault).
+ */
+import { relative } from 'node:path';
+import { Queue } from 'bullmq';
+import { createScanInboxProcessor } from '../../jobs/scan-inbox.js';
+import { INBOX_QUEUE, checkInboxSchedule, registerInboxSchedule, startInboxWorker } from '../../jobs/schedule.js';
+import { createInboxImporter } from '../inbox/inbox-import.js';
+import { scanInbox, type ScanDeps, type ScanReport } from '../inbox/scan-inbox.js';
+import { requireSafeRedis } from '../queue/redis-safety.js';
+import { EXIT } from '../errors.js';
+import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
 
 /** Runs the scheduler; returns the exit code. */
-export async function schedulerCommand(_ctx: AppContext, _opts: { once?: boolean }): Promise<number> {
-  throw new CashoutError('usage', 'the scheduler is not available yet');
+export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
+  const target = serviceTarget(ctx.config);
+  const schedule = opts.once ? undefined : checkInboxSchedule({ pattern: ctx.config.schedule, tz: ctx.config.timezone });
+  const handles = await openQueues(ctx);
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  // The first SIGTERM/SIGINT stops the scan in hand after its current file, and the scheduler.
+  const onSignal = () => {
+    stopping = true;
+    wake?.();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+    const importer = createInboxImporter(
+      {
+        ledger: handles.ledger,
+        queue: handles.queue,
+        rules: ctx.rules,
+        log: ctx.log,
+        reportsDir: ctx.config.reportsDir,
+        itemsPerRequest: ctx.config.itemsPerRequest,
+        serviceUrl: target.baseUrl,
+        policy: batchPolicy(ctx.config),
+      },
+      { importedBy: actorName(undefined) },
+    );
+    const scanDeps: ScanDeps = {
+      inboxDir: ctx.config.inboxDir,
+      settleSeconds: ctx.config.inboxSettleSeconds,
+      log: ctx.log,
+      importFile: importer.importFile,
+      existingBatch: importer.existingBatch,
+      shouldStop: () => stopping,
+    };
+
+    if (!schedule) {
+      const report = await scanInbox(scanDeps);
+      process.stdout.write(formatScan(report, ctx.config.inboxDir));
+      return report.taken.every((t) => t.result === 'done') ? EXIT.ok : EXIT.notAllAccepted;
+    }
+
+    const inboxQueue = new Queue(INBOX_QUEUE, { connection: handles.workerRedis, prefix: handles.prefix });
+    try {
+      const next = await registerInboxSchedule(inboxQueue, schedule);
+      const worker = startInboxWorker({ connection: handles.workerRedis, prefix: handles.prefix }, createScanInboxProcessor(scanDeps), ctx.log);
+      ctx.log.info(
+        { inbox: ctx.config.inboxDir, schedule: schedule.pattern, tz: schedule.tz, next: next === undefined ? undefined : new Date(next).toISOString() },
+        'scheduler started',
+      );
+      if (!stopping) await new Promise<void>((resolve) => (wake = resolve));
+      ctx.log.info('stopping: the scan in hand finishes its current file');
+      await worker.close();
+    } finally {
+      await inboxQueue.close();
+    }
+    return EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await handles.close();
+  }
+}
+
+/** What `--once` prints: one line per file taken, then what was left. */
+export function formatScan(report: ScanReport, inboxDir: string): string {
+  const out: string[] = [];
+  for (const t of report.taken) {
+    const where = t.result === 'retry' ? `(left at ${relative(inboxDir, t.path)}; a later scan takes it again)` : `→ ${relative(inboxDir, t.path)}`;
+    out.push(`${t.result.padEnd(6)} ${t.name}: ${t.outcome}${t.batchId ? ` (batch ${t.batchId})` : ''} ${where}`);
+  }
+  for (const r of report.refused) out.push(`left   ${r.name}: ${r.reason}`);
+  if (report.waiting.length > 0) out.push(`waiting (not complete yet): ${report.waiting.join(', ')}`);
+  if (report.stopped) out.push('stopped early; the remaining files are taken by the next scan');
+  if (out.length === 0) out.push(`inbox ${inboxDir}: nothing to take`);
+  return `${out.join('\n')}\n`;
 }

@@ -1,12 +1,12 @@
 /** `cashout validate <file>`: checks a payout file without Redis or the service. Exit 0 all valid, 1 some invalid, 2 file-level problem. */
 import { scanFile } from '../import/scan-file.js';
-import type { ReadOptions } from '../import/read-rows.js';
+import { readOptionsFrom } from '../import/read-rows.js';
 import { describeIssue } from '../import/reasons.js';
 import { EXIT } from '../errors.js';
 import type { AppContext } from './context.js';
 
 /** Prints one line per problem ("line 5, amount: …") on stdout and a count; returns the exit code. */
-export async function validateCommand(ctx: AppContext, file: string, opts: ReadOptions): Promise<number> {
+export async function validateCommand(ctx: AppContext, file: string, opts: { delimiter?: string; encoding?: string }): Promise<number> {
   const out: string[] = [];
   const counts = await scanFile(
     file,
@@ -21,7 +21,7 @@ export async function validateCommand(ctx: AppContext, file: string, opts: ReadO
         }
       },
     },
-    opts,
+    readOptionsFrom(ctx.config, opts),
   );
   if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
   process.stdout.write(

@@ -74,6 +74,9 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
       },
     },
     hsts: deps.secureCookies,
+    // Browsers send "Origin: null" on form posts under no-referrer; same-origin keeps the origin
+    // check working and still tells other sites nothing.
+    referrerPolicy: { policy: 'same-origin' },
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);

@@ -39,8 +39,13 @@ export function checkAmount(value: string): RowIssue | undefined {
   }
   if (/^-/.test(value)) return issue('amount_not_positive');
   if (/^\d+(\.\d+)?[eE][+-]?\d+$/.test(value)) return issue('amount_format');
+  // A spreadsheet formula or cell reference ("=A1*2", "@SUM(…)"): its value cannot be known here,
+  // so no number is suggested from its digits.
+  if (/^[=@]/.test(value)) return issue('amount_format');
   if (/[^\d.,\s]/.test(value)) {
-    const number = value.replace(/[^\d.,]/g, '');
+    // Suggest only when the text holds one number ("100.00 EGP"), never digits glued from several.
+    const numbers = value.match(/[\d.,]+/g) ?? [];
+    const number = numbers.length === 1 ? numbers[0]! : '';
     return issue('amount_currency_text', /^\d+(\.\d+)?$/.test(number) ? suggestFrom(number) : undefined);
   }
   if (/^\d{1,3}(,\d{3})+(\.\d{1,2})?$/.test(value)) return issue('amount_thousands_separator', suggestFrom(value.replace(/,/g, '')));

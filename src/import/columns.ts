@@ -49,13 +49,50 @@ export function normaliseHeaderName(raw: string): string {
   return raw.replace(/^\uFEFF/, '').trim().toLowerCase();
 }
 
+/** Names of the delimiters `--delimiter` takes by name. */
+const DELIMITER_NAMES: ReadonlyArray<readonly [string, string, string]> = [
+  [';', 'semicolon', 'semicolons'],
+  ['\t', 'tab', 'tabs'],
+  ['|', 'pipe', 'pipes (|)'],
+  [',', 'comma', 'commas'],
+];
+
+/**
+ * When the header was split with the wrong delimiter, one cell holds several column names joined
+ * by another one ("channel;amount;type…" read with commas). Returns that delimiter's entry when
+ * splitting by it yields at least two known column names.
+ */
+export function delimiterHint(record: readonly string[]): readonly [string, string, string] | undefined {
+  for (const entry of DELIMITER_NAMES) {
+    const [d] = entry;
+    if (!record.some((cell) => cell.includes(d))) continue;
+    const known = record.flatMap((cell) => cell.split(d)).filter((n) => (COLUMNS as readonly string[]).includes(normaliseHeaderName(n)));
+    if (known.length >= 2) return entry;
+  }
+  return undefined;
+}
+
 /**
  * Maps a header record to column positions. Throws a file-level `CashoutError` with code
- * `column_unknown` (naming it and the closest known name), `column_missing` or `column_duplicated`.
+ * `file_delimiter` when the header shows the file uses another delimiter (naming the
+ * `--delimiter` value to use), `column_unknown` (naming it and the closest known name),
+ * `column_missing` or `column_duplicated`.
  */
 export function indexHeader(record: readonly string[]): HeaderIndex {
   const index: Record<string, number> = Object.fromEntries(COLUMNS.map((c) => [c, -1]));
   const names = record.map(normaliseHeaderName);
+  const hint = names.some((n) => n !== '' && !(COLUMNS as readonly string[]).includes(n)) ? delimiterHint(record) : undefined;
+  if (hint) {
+    const [d, name, plural] = hint;
+    const shown = record.find((cell) => cell.includes(d)) ?? '';
+    const visible = JSON.stringify(shown.length > 60 ? `${shown.slice(0, 57)}...` : shown);
+    throw new CashoutError(
+      'file_delimiter',
+      `the header reads as the column ${visible}: the file seems to be separated by ${plural}; run again with --delimiter ${name}` +
+        (name === 'comma' ? ' (or without --delimiter)' : ''),
+      { delimiter: name },
+    );
+  }
   if (names.every((n) => n === '')) {
     throw new CashoutError('header_missing', 'line 1 must be a header row naming the columns (see the CSV template in the README)');
   }

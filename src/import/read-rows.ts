@@ -3,12 +3,28 @@
  * yields the header record first and then each data record with the line it starts on (header =
  * line 1, counting every physical line, also those inside quoted fields). Blank lines and lines of
  * empty cells are skipped. Malformed CSV becomes a file-level `CashoutError` naming the line.
+ *
+ * Bad input is refused early and with bounded memory (limits come from configuration through
+ * `readOptionsFrom`):
+ * - a file over `maxBytes` is refused from its size, before anything is parsed (`file_too_large`);
+ * - more than `maxRows` data rows: `too_many_rows` as soon as the next row is read, the rest of the
+ *   file is not read;
+ * - one record longer than `maxRecordBytes` (by default 64 times the longest accepted value, at
+ *   least 64 KiB, so a value of 10,000 characters is still a row-level `text_too_long`), or one
+ *   physical line longer than twice that, is refused as `csv_malformed` naming the line: an
+ *   unclosed quote or a value of megabytes never makes the parser hold the rest of the file;
+ * - bytes are checked on the way in by `InputChecker` (`./encoding.ts`): UTF-8 (byte-order mark
+ *   allowed), UTF-16 with a byte-order mark decoded, any other encoding only on request, NUL
+ *   characters refused as binary, each with the line.
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
+import { Transform, pipeline } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { CashoutError } from '../errors.js';
+import type { Config } from '../config.js';
+import { InputChecker, formatBytes } from './encoding.js';
 
 /** One data record: its cells in file order and the line it starts on. */
 export interface CsvRecord {
@@ -16,12 +32,81 @@ export interface CsvRecord {
   readonly cells: readonly string[];
 }
 
-/** Options for reading a payout file. */
+/** Options for reading a payout file. Limits left out take the configuration's defaults (`READ_DEFAULTS`). */
 export interface ReadOptions {
   /** Field delimiter; default ",". */
   readonly delimiter?: string;
-  /** Text encoding of the file; default UTF-8 (e.g. "windows-1256" for Arabic exports of older Excel). */
+  /** Text encoding of the file; default UTF-8, or UTF-16 when the file starts with its byte-order mark (e.g. "windows-1256" for Arabic exports of older Excel). */
   readonly encoding?: string;
+  /** Largest file accepted, in bytes (CASHOUT_MAX_FILE_BYTES); checked before parsing. */
+  readonly maxBytes?: number;
+  /** Most data rows accepted (CASHOUT_MAX_ROWS); reading stops at the first row over it. */
+  readonly maxRows?: number;
+  /** Longest accepted text value, in characters (CASHOUT_MAX_FIELD_LENGTH); sets the record limit. */
+  readonly maxFieldLength?: number;
+  /** Longest record, in bytes; default `maxRecordBytesFor(maxFieldLength)`. */
+  readonly maxRecordBytes?: number;
+}
+
+/** The limits used when `ReadOptions` leaves them out: the configuration's defaults. */
+export const READ_DEFAULTS = { maxBytes: 200_000_000, maxRows: 2_000_000, maxFieldLength: 255 } as const;
+
+/**
+ * The longest record accepted for a given longest value: a row has ten columns of at most
+ * `maxFieldLength` characters of up to four UTF-8 bytes each, plus quotes; 64 times the value
+ * length covers that with room to spare, and the 64 KiB floor keeps an over-long value a row-level
+ * problem (`text_too_long`, with its line and column) instead of refusing the whole file.
+ */
+export function maxRecordBytesFor(maxFieldLength: number): number {
+  return Math.max(64 * 1024, 64 * maxFieldLength);
+}
+
+/** Builds the read options of a command from the configuration and its `--delimiter`/`--encoding` flags. */
+export function readOptionsFrom(
+  config: Pick<Config, 'maxFileBytes' | 'maxRows' | 'maxFieldLength'>,
+  flags: { readonly delimiter?: string | undefined; readonly encoding?: string | undefined } = {},
+): ReadOptions {
+  return {
+    ...(flags.delimiter === undefined ? {} : { delimiter: flags.delimiter }),
+    ...(flags.encoding === undefined ? {} : { encoding: flags.encoding }),
+    maxBytes: config.maxFileBytes,
+    maxRows: config.maxRows,
+    maxFieldLength: config.maxFieldLength,
+  };
+}
+
+interface Limits {
+  readonly maxBytes: number;
+  readonly maxRows: number;
+  readonly maxFieldLength: number;
+  readonly maxRecordBytes: number;
+}
+
+function limitsOf(options: ReadOptions): Limits {
+  const maxFieldLength = options.maxFieldLength ?? READ_DEFAULTS.maxFieldLength;
+  return {
+    maxBytes: options.maxBytes ?? READ_DEFAULTS.maxBytes,
+    maxRows: options.maxRows ?? READ_DEFAULTS.maxRows,
+    maxFieldLength,
+    maxRecordBytes: options.maxRecordBytes ?? maxRecordBytesFor(maxFieldLength),
+  };
+}
+
+function checkerFor(path: string, options: ReadOptions, limits: Limits): InputChecker {
+  return new InputChecker({
+    path,
+    encoding: options.encoding,
+    maxBytes: limits.maxBytes,
+    maxLineBytes: 2 * limits.maxRecordBytes + 4096,
+    describeLineLimit: () => overLongAdvice(limits),
+  });
+}
+
+function overLongAdvice(limits: Limits): string {
+  return (
+    `a payout value is at most ${limits.maxFieldLength} characters (CASHOUT_MAX_FIELD_LENGTH); ` +
+    'check that the file is a payout CSV and that every quoted value has its closing quote (")'
+  );
 }
 
 function lineBreaks(cells: readonly string[]): number {
@@ -40,10 +125,13 @@ function isBlank(cells: readonly string[]): boolean {
 }
 
 /**
- * Checks the start of the file for content that is not a UTF-8 text CSV. Throws `file_empty`,
- * `file_binary` or `file_encoding` with a message saying what to do.
+ * Checks the file and its first 64 KiB before anything is parsed: missing, not a regular file,
+ * empty (`file_empty`), over `maxBytes` (`file_too_large`), binary (`file_binary`), an encoding
+ * that is not UTF-8 or UTF-16 with a byte-order mark, or contradicts `encoding` (`file_encoding`).
+ * Each refusal says what to do. `readRecords` checks the rest of the file as it reads it.
  */
-export async function sniffFile(path: string): Promise<void> {
+export async function sniffFile(path: string, options: ReadOptions = {}): Promise<void> {
+  const limits = limitsOf(options);
   let handle;
   try {
     handle = await open(path, 'r');
@@ -57,19 +145,18 @@ export async function sniffFile(path: string): Promise<void> {
     const size = info.size;
     if (!info.isFile()) throw new CashoutError('file_unreadable', `${path} is not a regular file`, { path });
     if (size === 0) throw new CashoutError('file_empty', `${path} is empty; expected a header row and at least one payout row`, { path });
+    if (size > limits.maxBytes) {
+      throw new CashoutError(
+        'file_too_large',
+        `${path} is ${formatBytes(size)}, larger than ${formatBytes(limits.maxBytes)}, the largest payout file accepted (CASHOUT_MAX_FILE_BYTES); split it into smaller files`,
+        { path, bytes: size, maxBytes: limits.maxBytes },
+      );
+    }
     const buf = Buffer.alloc(Math.min(size, 64 * 1024));
-    await handle.read(buf, 0, buf.length, 0);
-    if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff)) {
-      throw new CashoutError('file_encoding', `${path} is saved as UTF-16; save it as "CSV UTF-8" and try again`, { path });
-    }
-    if (buf.includes(0)) {
-      throw new CashoutError('file_binary', `${path} holds binary data (NUL bytes), not a CSV text file; export the sheet as "CSV UTF-8"`, { path });
-    }
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: buf.length < size });
-    } catch {
-      throw new CashoutError('file_encoding', `${path} is not valid UTF-8 (perhaps Windows-1256); save it as "CSV UTF-8" and try again`, { path });
-    }
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    const checker = checkerFor(path, options, limits);
+    checker.push(buf.subarray(0, bytesRead));
+    if (bytesRead >= size) checker.end();
   } finally {
     await handle.close();
   }
@@ -93,47 +180,93 @@ export async function fileSize(path: string): Promise<number> {
 
 /**
  * Reads a payout CSV: yields the header record (line 1 or the first non-blank line) first, then
- * each data record. Throws `CashoutError('csv_malformed')` with the line for unterminated quotes
- * and similar defects, `file_empty` when there is no record at all. Call `sniffFile` first for a
- * clear answer on empty, binary or UTF-16 files.
+ * each data record. Throws `CashoutError('csv_malformed')` with the line for unterminated quotes,
+ * over-long records and similar defects, `too_many_rows` past `maxRows` data rows, the encoding
+ * and binary refusals of `InputChecker`, and `file_empty` when there is no record at all. Call
+ * `sniffFile` first for a clear answer before the first record.
  */
 export async function* readRecords(path: string, options: ReadOptions = {}): AsyncGenerator<CsvRecord> {
+  const limits = limitsOf(options);
+  const checker = checkerFor(path, options, limits);
   const parser = parse({
     bom: true,
     delimiter: options.delimiter ?? ',',
+    // Every usual line end, also mixed in one file (rows appended by another program).
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
+    // A quote inside a value that does not start with one is kept as written (Mohamed "Mo" Ali),
+    // as spreadsheets read it; a value that starts with a quote must still close it.
+    relax_quotes: true,
     skip_empty_lines: false,
+    max_record_size: limits.maxRecordBytes,
   });
-  createReadStream(path).on('error', (e) => parser.destroy(e)).pipe(parser);
+  const check = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      try {
+        const out = checker.push(chunk);
+        done(null, out.length > 0 ? out : undefined);
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+    flush(done) {
+      try {
+        const out = checker.end();
+        done(null, out.length > 0 ? out : undefined);
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  });
+  // The parser is destroyed with the first error of any stage, which ends the loop below with it.
+  pipeline(createReadStream(path), check, parser, () => undefined);
   let line = 1;
   let any = false;
+  let dataRows = 0;
   try {
     for await (const cells of parser as AsyncIterable<string[]>) {
       const start = line;
       line += 1 + lineBreaks(cells);
       if (isBlank(cells)) continue;
+      if (any && ++dataRows > limits.maxRows) {
+        throw new CashoutError(
+          'too_many_rows',
+          `${path} has more than ${limits.maxRows} payout rows (line ${start} is row ${dataRows}), the most accepted in one file (CASHOUT_MAX_ROWS); split it into smaller files`,
+          { path, line: start, maxRows: limits.maxRows },
+        );
+      }
       any = true;
       yield { line: start, cells };
     }
   } catch (cause) {
-    throw toCashoutError(cause, path);
+    throw toCashoutError(cause, path, line, limits);
   } finally {
     parser.destroy();
   }
   if (!any) throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
 }
 
-function toCashoutError(cause: unknown, path: string): CashoutError {
+function toCashoutError(cause: unknown, path: string, recordLine: number, limits: Limits): CashoutError {
   if (cause instanceof CashoutError) return cause;
   const csv = cause as CsvError & { lines?: number };
-  if (typeof csv?.code === 'string' && csv.code.startsWith('CSV_')) {
+  if (typeof csv?.code === 'string' && (csv.code.startsWith('CSV_') || csv.code === 'INVALID_OPENING_QUOTE')) {
+    if (csv.code === 'CSV_MAX_RECORD_SIZE') {
+      return new CashoutError(
+        'csv_malformed',
+        `${path}, line ${recordLine}: the row starting on this line is longer than ${formatBytes(limits.maxRecordBytes)}; ${overLongAdvice(limits)}`,
+        { path, csvCode: csv.code, line: recordLine, maxRecordBytes: limits.maxRecordBytes },
+        cause,
+      );
+    }
     const where = csv.lines ? ` near line ${csv.lines}` : '';
     const what =
       csv.code === 'CSV_QUOTE_NOT_CLOSED'
         ? 'a quoted field is never closed (a " without its closing ")'
         : csv.code === 'CSV_INVALID_CLOSING_QUOTE'
           ? 'a quote is followed by other characters inside a field'
-          : csv.message;
+          : csv.code === 'INVALID_OPENING_QUOTE'
+            ? 'a quote (") appears inside a value that does not start with one; put the whole value in quotes and write the inner quote twice ("")'
+            : csv.message;
     return new CashoutError('csv_malformed', `${path} is not a well-formed CSV${where}: ${what}`, { path, csvCode: csv.code, line: csv.lines }, cause);
   }
   const code = (cause as NodeJS.ErrnoException)?.code;

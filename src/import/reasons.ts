@@ -9,7 +9,7 @@ const AMOUNT_EXPECTED = 'an amount in EGP with digits, one dot and exactly two d
 /** Shows a found value in quotes, shortened to 60 characters, with invisible characters made visible. */
 export function showValue(value: string | undefined): string {
   if (value === undefined) return '""';
-  const visible = value.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu, (c) =>
+  const visible = value.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/gu, (c) =>
     `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return JSON.stringify(visible.length > 60 ? `${visible.slice(0, 57)}...` : visible);
@@ -44,7 +44,7 @@ const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
   iban_checksum: (i) => `found ${showValue(i.found)}, whose IBAN check digits do not match, check the number with the beneficiary`,
   text_too_long: (i) => `is ${String(i.params?.length)} characters long, at most ${String(i.params?.max)} are accepted`,
   text_control_chars: (i) => `found ${showValue(i.found)}, which holds control characters, remove them`,
-  text_invisible_chars: (i) => `found ${showValue(i.found)}, which holds invisible direction marks, remove them`,
+  text_invisible_chars: (i) => `found ${showValue(i.found)}, which holds invisible characters (direction marks or zero-width spaces), remove them`,
   possible_duplicate: (i) => `pays the same amount to the same ${String(i.params?.same ?? 'holder').replace('_', ' ')} as line ${String(i.params?.firstLine)} (refused by --strict-duplicates)`,
   reference_duplicate: (i) => `found ${showValue(i.found)}, already used on line ${String(i.params?.firstLine)}, each reference must be unique in the file`,
 };

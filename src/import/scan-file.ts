@@ -32,14 +32,19 @@ export interface ScanCounts {
   readonly invalidRows: number;
 }
 
-/** Scans `path` with the given rules. Throws `CashoutError` for file-level problems (including a file with no data rows). */
+/**
+ * Scans `path` with the given rules. Throws `CashoutError` for file-level problems (including a
+ * file with no data rows); the limits of `options` (build them with `readOptionsFrom`) apply, and
+ * the longest record follows `rules.maxFieldLength` unless `options` says otherwise.
+ */
 export async function scanFile(path: string, rules: RowRules, handlers: ScanHandlers, options: ReadOptions = {}): Promise<ScanCounts> {
-  await sniffFile(path);
+  const read: ReadOptions = { maxFieldLength: rules.maxFieldLength, ...options };
+  await sniffFile(path, read);
   let validate: ((cells: readonly string[], line: number) => ReturnType<ReturnType<typeof createRowValidator>>) | undefined;
   let rows = 0;
   let validRows = 0;
   let invalidRows = 0;
-  for await (const record of readRecords(path, options)) {
+  for await (const record of readRecords(path, read)) {
     if (!validate) {
       const index = indexHeader(record.cells);
       validate = createRowValidator(index, rules);

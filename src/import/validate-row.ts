@@ -36,7 +36,21 @@ export interface RowRules {
 
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 const CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f-\u009f]/;
-const INVISIBLE = /[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff]/;
+/**
+ * Invisible characters refused in free text: direction marks and overrides (LRM, RLM, ALM, LRE…
+ * RLO, isolates), zero-width space, word joiner and invisible operators, soft hyphen, the
+ * Mongolian vowel separator and byte-order marks. They make two names that look the same differ
+ * for the service and can reorder what a person sees. Zero-width joiner and non-joiner (U+200C,
+ * U+200D) are allowed: Arabic-script and Persian names use them to shape letters.
+ */
+const INVISIBLE = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+/**
+ * Free text is taken as written, also when it starts with "=", "+", "-" or "@" ("-" and "+" start
+ * ordinary names and descriptions, "=" and "@" are legal text for the service): it is sent to the
+ * service unchanged and never evaluated. Where it could act as a spreadsheet formula — our CSV
+ * reports — `neutraliseCell` (src/results/csv-out.ts) writes it with a leading apostrophe. Amounts
+ * and mobile numbers starting with these characters are refused by their own rules.
+ */
 const FREE_TEXT: readonly ColumnName[] = ['holder_name', 'description', 'bank_address', 'reference'];
 
 type Cells = Record<ColumnName, string>;

@@ -9,6 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
+import { randomBytes } from 'node:crypto';
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const PLAIN_NUMBER = /^[+-]?\d[\d .]*$/;
@@ -27,7 +28,7 @@ export interface CsvOut {
 
 /** Opens `path` for writing (owner-only) with the given header row. */
 export function openCsvOut(path: string, header: readonly string[]): CsvOut {
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const file = createWriteStream(tmp, { mode: 0o600 });
   const csv = stringify({ record_delimiter: 'unix' });
   csv.pipe(file);

@@ -17,6 +17,8 @@ import { CashoutError } from '../errors.js';
 import type { ApprovalEvent, BatchRecord, Ledger, LedgerRequest } from '../submit/ledger.js';
 import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
 import { openCsvOut } from './csv-out.js';
+import { ATTENTION_LIMIT, ATTENTION_STATUSES, renderSummaryHtml, type AttentionRow } from './summary-html.js';
+import { randomBytes } from 'node:crypto';
 
 /** Final status of one input row. `pending` only appears while a batch is still being submitted. */
 export type RowStatus = 'invalid' | 'duplicate' | 'accepted' | 'rejected' | 'unknown' | 'not_sent' | 'pending';
@@ -143,6 +145,8 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
   const byStatus = emptyTallies();
   const byChannel: Record<string, Tally> = {};
   const total: Tally = { rows: 0, amount: '0.00' };
+  const attention: AttentionRow[] = [];
+  let attentionTotal = 0;
   const add = (t: Tally, key: string, amount: string) => {
     t.rows++;
     if (AMOUNT_PATTERN.test(amount)) {
@@ -209,6 +213,12 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), `c:${channel}`, amount);
     add(total, 'total', amount);
     await out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
+    if ((ATTENTION_STATUSES as readonly string[]).includes(o.status)) {
+      attentionTotal++;
+      if (attention.length < ATTENTION_LIMIT) {
+        attention.push({ line, channel, reference: cell(record.cells, 'reference'), holder_name: cell(record.cells, 'holder_name'), amount, status: o.status, request: o.request === undefined ? '' : String(o.request), message: o.message, errors: o.errors });
+      }
+    }
   }
   await out.close();
 
@@ -233,8 +243,12 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     approvals: await ledger.listApprovals(batch.id),
     resolutions,
   };
-  const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.tmp`);
+  const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
   await rename(tmp, join(dir, BATCH_FILES.summary));
+  const html = renderSummaryHtml({ summary, attention, attentionTotal, approvals: summary.approvals, generatedAt: summary.reportWrittenAt });
+  const htmlTmp = join(dir, `${BATCH_FILES.summaryHtml}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  await writeFile(htmlTmp, html, { mode: 0o600 });
+  await rename(htmlTmp, join(dir, BATCH_FILES.summaryHtml));
   return summary;
 }

@@ -144,7 +144,7 @@ describe('dashboard', () => {
     expect(batch.state).toBe('refused');
     expect(batch.refusalReason).toMatch(/EGP 200.00 is over the limit of EGP 150.00 per batch \(CASHOUT_MAX_BATCH_TOTAL\)/);
     const { rows } = await p.report(batch.batchId);
-    expect(rows.every((r) => r.status === 'not_sent' && r.message.includes('CASHOUT_MAX_BATCH_TOTAL'))).toBe(true);
+    expect(rows.every((r) => r.status === 'not_sent' && r.message!.includes('CASHOUT_MAX_BATCH_TOTAL'))).toBe(true);
   });
 
   it('too many wrong passwords are slowed down', async () => {

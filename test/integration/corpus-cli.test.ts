@@ -1,0 +1,111 @@
+/**
+ * The bad-input corpus through the built `cashout` command, as a user runs it:
+ * - `cashout validate <file>` exits as expected, prints each expected problem with its line and
+ *   column (or the refusal on stderr), and never a stack trace;
+ * - `cashout run <file>` on every file that is refused or has an invalid row, each against a
+ *   sandbox of its own started here (real Redis, a key prefix of this test's own): the same exit
+ *   code, and the sandbox received no request at all.
+ * Needs the build (`npx tsc -p .`). Files run in small parallel groups to keep it short.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { loadBankList } from '../../src/contract/supported-banks.js';
+import { runCli, type CliResult } from '../support/cli.js';
+import { TEST_REDIS_URL, deleteKeys } from '../support/redis.js';
+import { committedCases, generatedCases, type CorpusCase } from '../fixtures/corpus/corpus.js';
+
+const generated = generatedCases();
+const cases: CorpusCase[] = [...committedCases(), ...generated.cases];
+const refused = cases.filter((c) => c.expected.exit !== 0);
+const TOKEN = `corpus-${randomBytes(8).toString('hex')}`;
+const PREFIX = `{cashout-test-corpus-${randomBytes(4).toString('hex')}}`;
+const GROUP = 4;
+
+/** A stack trace line as Node prints it. */
+const STACK_LINE = /^\s{4}at /m;
+
+/** Runs `fn` over `items`, `size` at a time. */
+async function inGroups<T, R>(items: readonly T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
+describe('cashout validate and run on the bad-input corpus', () => {
+  let reportsDir: string;
+  const validated = new Map<string, CliResult>();
+  const ran = new Map<string, { result: CliResult; received: number }>();
+
+  beforeAll(async () => {
+    reportsDir = mkdtempSync(join(tmpdir(), 'cashout-corpus-reports-'));
+    await inGroups(cases, GROUP, async (c) => {
+      validated.set(c.name, await runCli(['validate', c.path, ...(c.expected.args ?? [])], { ...(c.expected.env ?? {}) }));
+    });
+    // Each file runs against a sandbox of its own, so that any request is counted against it alone.
+    await inGroups(refused, GROUP, async (c) => {
+      const own = await startSandbox({ token: TOKEN, banks: loadBankList() });
+      try {
+        const result = await runCli(['run', c.path, ...(c.expected.args ?? [])], {
+          ...(c.expected.env ?? {}),
+          CASHOUT_API_BASE_URL: own.url,
+          CASHOUT_API_TOKEN: TOKEN,
+          REDIS_URL: TEST_REDIS_URL,
+          CASHOUT_REDIS_PREFIX: PREFIX,
+          CASHOUT_ALLOW_UNSAFE_REDIS: 'true',
+          CASHOUT_REPORTS_DIR: reportsDir,
+          CASHOUT_CONNECT_RETRIES: '0',
+          CASHOUT_LOG_LEVEL: 'warn',
+        });
+        ran.set(c.name, { result, received: own.received() });
+      } finally {
+        await own.close();
+      }
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    await deleteKeys(PREFIX);
+    rmSync(reportsDir, { recursive: true, force: true });
+    rmSync(generated.dir, { recursive: true, force: true });
+  });
+
+  it('runs every corpus file, and run on every refused or invalid one', () => {
+    expect(validated.size).toBe(cases.length);
+    expect(ran.size).toBe(refused.length);
+    expect(refused.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it.each(cases.map((c) => [c.name, c] as const))('validate %s', (_name, c) => {
+    const r = validated.get(c.name)!;
+    const e = c.expected;
+    const shown = `exit ${r.code}\nstdout:\n${r.stdout.slice(0, 2000)}\nstderr:\n${r.stderr.slice(0, 2000)}`;
+    expect(r.code, shown).toBe(e.exit);
+    expect(r.stdout, shown).not.toMatch(STACK_LINE);
+    expect(r.stderr, shown).not.toMatch(STACK_LINE);
+    expect(r.stderr, shown).not.toContain('internal error');
+    if (e.exit === 2) {
+      expect(r.stderr, shown).toContain(`cashout: `);
+      expect(r.stderr, shown).toContain(e.message!);
+      return;
+    }
+    const lines = r.stdout.split('\n');
+    for (const issue of e.issues ?? []) {
+      const line = lines.find((l) => l.startsWith(`line ${issue.line}, ${issue.column}: `) && (issue.text === undefined || l.includes(issue.text)));
+      expect(line, `${JSON.stringify(issue)}\n${shown}`).toBeDefined();
+    }
+    expect(lines.filter((l) => /^line \d+, /.test(l))).toHaveLength(e.issues?.length ?? 0);
+  });
+
+  it.each(refused.map((c) => [c.name, c] as const))('run %s: same exit, nothing sent', (_name, c) => {
+    const { result: r, received } = ran.get(c.name)!;
+    const shown = `exit ${r.code}\nstdout:\n${r.stdout.slice(0, 2000)}\nstderr:\n${r.stderr.slice(0, 2000)}`;
+    expect(received, shown).toBe(0);
+    expect(r.code, shown).toBe(c.expected.exit);
+    expect(r.stdout, shown).not.toMatch(STACK_LINE);
+    expect(r.stderr, shown).not.toMatch(STACK_LINE);
+  });
+});
