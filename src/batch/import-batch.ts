@@ -81,6 +81,8 @@ export interface ImportOptions {
   readonly strictDuplicates?: boolean;
   /** Who imports (recorded; an importer cannot approve their own batch). Default "unknown". */
   readonly importedBy?: string;
+  /** Told the number of rows read so far, every few hundred rows (progress display). */
+  readonly onRowsRead?: (rows: number) => void;
 }
 
 /**
@@ -181,7 +183,10 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), header);
     await rejectedOut.write(cells);
   };
+  let rowsRead = 0;
   const flush = async () => {
+    rowsRead += buffer.length;
+    options.onRowsRead?.(rowsRead);
     const items = buffer.flatMap((p) => (p.kind === 'item' && p.item.reference !== '' ? [p.item.reference] : []));
     const paid = options.allowDuplicateReferences ? [] : await deps.ledger.paidReferences(items);
     const paidBy = new Map<string, string>();

@@ -4,6 +4,7 @@ import { writeReport } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
+import { startProgress } from './progress.js';
 import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
 import type { RunOptions } from './run.js';
 
@@ -13,20 +14,26 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
   const handles = await openQueues(ctx);
   try {
     await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
-    const r = await importBatch(
-      {
-        ledger: handles.ledger,
-        queue: handles.queue,
-        rules: ctx.rules,
-        log: ctx.log,
-        reportsDir: ctx.config.reportsDir,
-        itemsPerRequest: ctx.config.itemsPerRequest,
-        serviceUrl: target.baseUrl,
-        policy: batchPolicy(ctx.config),
-      },
-      file,
-      { ...opts, importedBy: actorName(opts.as) },
-    );
+    const reading = startProgress(ctx.log, 'reading', 'rows');
+    let r: Awaited<ReturnType<typeof importBatch>>;
+    try {
+      r = await importBatch(
+        {
+          ledger: handles.ledger,
+          queue: handles.queue,
+          rules: ctx.rules,
+          log: ctx.log,
+          reportsDir: ctx.config.reportsDir,
+          itemsPerRequest: ctx.config.itemsPerRequest,
+          serviceUrl: target.baseUrl,
+          policy: batchPolicy(ctx.config),
+        },
+        file,
+        { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
+      );
+    } finally {
+      reading.stop();
+    }
     if (r.state === 'refused' || r.state === 'awaiting_approval') {
       const summary = await writeReport(handles.ledger, r.batchId);
       process.stdout.write(formatSummary(summary, r.reportDir));

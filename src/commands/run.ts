@@ -13,6 +13,7 @@ import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
+import { startProgress } from './progress.js';
 import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext, type QueueHandles } from './context.js';
 import type { Ledger } from '../submit/ledger.js';
 
@@ -38,28 +39,22 @@ export function exitCodeForSummary(s: ReportSummary, validRows: number): number 
   return EXIT.notAllAccepted;
 }
 
-/** Polls the ledger until the batch has no open request, reporting progress on stderr. */
+/** Polls the ledger until the batch has no open request, showing progress. */
 export async function waitForBatch(ledger: Ledger, batchId: string, log: AppContext['log'], signal?: AbortSignal): Promise<void> {
-  const tty = process.stderr.isTTY;
-  let lastLog = 0;
-  const started = Date.now();
-  for (;;) {
-    const b = await ledger.getBatch(batchId);
-    if (!b) throw new CashoutError('batch_not_found', `batch ${batchId} disappeared from the ledger`);
-    const last = await ledger.lastSeq(batchId);
-    const done = Math.max(0, last - b.open);
-    if (tty) {
-      const rate = done / Math.max(1, (Date.now() - started) / 1000);
-      process.stderr.write(`\rrequests ${done}/${last} final, ${rate.toFixed(1)}/s   `);
-    } else if (Date.now() - lastLog > 10_000) {
-      lastLog = Date.now();
-      log.info({ batchId, done, requests: last }, 'submitting');
+  const progress = startProgress(log, 'submitting', 'requests final');
+  try {
+    for (;;) {
+      const b = await ledger.getBatch(batchId);
+      if (!b) throw new CashoutError('batch_not_found', `batch ${batchId} disappeared from the ledger`);
+      const last = await ledger.lastSeq(batchId);
+      progress.update(Math.max(0, last - b.open), last);
+      if (b.open === 0 && b.state !== 'staging') break;
+      if (signal?.aborted) break;
+      await new Promise((r) => setTimeout(r, 200));
     }
-    if (b.open === 0 && b.state !== 'staging') break;
-    if (signal?.aborted) break;
-    await new Promise((r) => setTimeout(r, 200));
+  } finally {
+    progress.stop();
   }
-  if (tty) process.stderr.write('\n');
 }
 
 /** Runs the whole job on one file; returns the exit code. */
@@ -85,21 +80,27 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
       target = serviceTarget(ctx.config);
     }
     handles = await openQueues(ctx, { sandbox: opts.sandbox === true });
+    const reading = startProgress(ctx.log, 'reading', 'rows');
     const makeDurable = opts.sandbox ? undefined : await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
-    const imported = await importBatch(
-      {
-        ledger: handles.ledger,
-        queue: handles.queue,
-        rules: ctx.rules,
-        log: ctx.log,
-        reportsDir: ctx.config.reportsDir,
-        itemsPerRequest: ctx.config.itemsPerRequest,
-        serviceUrl: target.baseUrl,
-        policy: batchPolicy(ctx.config),
-      },
-      file,
-      { ...opts, importedBy: actorName(opts.as) },
-    );
+    let imported: Awaited<ReturnType<typeof importBatch>>;
+    try {
+      imported = await importBatch(
+        {
+          ledger: handles.ledger,
+          queue: handles.queue,
+          rules: ctx.rules,
+          log: ctx.log,
+          reportsDir: ctx.config.reportsDir,
+          itemsPerRequest: ctx.config.itemsPerRequest,
+          serviceUrl: target.baseUrl,
+          policy: batchPolicy(ctx.config),
+        },
+        file,
+        { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
+      );
+    } finally {
+      reading.stop();
+    }
     batchId = imported.batchId;
     if (imported.state === 'queued') {
       const client = createPaymentClient({
