@@ -6,7 +6,10 @@ COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs
 COPY samples ./samples
-RUN npm ci --ignore-scripts && npx tsc -p tsconfig.json && npm prune --omit=dev
+COPY test ./test
+COPY scripts ./scripts
+RUN npm ci --ignore-scripts && npx tsc -p tsconfig.json && npm prune --omit=dev \
+ && mkdir -p /data/inbox /data/reports && chown -R node:node /data
 USER node
 ENTRYPOINT ["node", "bin/cashout.js"]
 CMD ["--help"]

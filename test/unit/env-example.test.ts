@@ -1,0 +1,25 @@
+/** `.env.example` is what users copy: it must list every setting and parse as valid configuration. */
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { join } from 'node:path';
+import { CONFIG_KEYS, parseConfig } from '../../src/config.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+
+const text = readFileSync(join(PACKAGE_ROOT, '.env.example'), 'utf8');
+
+describe('.env.example', () => {
+  it('names every setting the program reads, and no other', () => {
+    const named = [...text.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
+    expect(new Set(named)).toEqual(new Set(CONFIG_KEYS));
+  });
+
+  it('parses as valid configuration with the documented defaults', () => {
+    const config = parseConfig(parseEnv(text));
+    expect(config.itemsPerRequest).toBe(50);
+    expect(config.schedule).toBe('*/5 * * * *');
+    expect(config.timezone).toBe('Africa/Cairo');
+    expect(config.walletDailyLimit).toBe('60000.00');
+    expect(config.requireApproval).toBe(false);
+  });
+});
