@@ -4,6 +4,7 @@
  * | queue            | job name           | processor              | options                                    |
  * |------------------|--------------------|------------------------|--------------------------------------------|
  * | cashout-submit   | submit-withdrawal  | submit-withdrawal.ts   | attempts 1, maxStalledCount 0, concurrency  |
+ * | cashout-inbox    | scan-inbox         | scan-inbox.ts          | job scheduler `inbox-scan`: CASHOUT_SCHEDULE in CASHOUT_TIMEZONE (schedule.ts) |
  */
 import { hostname } from 'node:os';
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';

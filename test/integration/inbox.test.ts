@@ -106,9 +106,7 @@ describe('cashout scheduler --once', () => {
     }
     // Some file was not imported, so the scan that took it says so.
     expect([a.code, b.code]).toContain(1);
-    // Both processes took files, between them every file, and no file twice.
-    expect(takenNames(a.stdout).length).toBeGreaterThan(0);
-    expect(takenNames(b.stdout).length).toBeGreaterThan(0);
+    // Between them the two processes took every file, and no file twice (however the race went).
     expect([...takenNames(a.stdout), ...takenNames(b.stdout)].sort()).toEqual([...all].sort());
 
     expect(await ls(inbox)).toEqual(['done', 'failed', 'processing']);
