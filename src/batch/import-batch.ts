@@ -50,6 +50,8 @@ export interface ImportDeps {
   readonly serviceUrl: string;
   /** Approval and limit rules; all off when absent. */
   readonly policy?: BatchPolicy;
+  /** File limits (CASHOUT_MAX_FILE_BYTES, CASHOUT_MAX_ROWS, CASHOUT_MAX_FIELD_LENGTH); the defaults when absent. */
+  readonly limits?: Pick<ReadOptions, 'maxBytes' | 'maxRows' | 'maxFieldLength'>;
 }
 
 /** Limits and maker-checker rules applied to a whole batch. Amounts are EGP decimal strings. */
@@ -119,7 +121,12 @@ export interface ImportResult {
 
 /** Imports one payout file. Throws `CashoutError` for file-level problems and for content imported before (`batch_exists`). */
 export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}): Promise<ImportResult> {
-  await sniffFile(path);
+  const readOptions: ReadOptions = {
+    ...deps.limits,
+    ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
+    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+  };
+  await sniffFile(path, readOptions);
   const { sha256 } = await hashFile(path);
   // The same content gives the same batch; --force makes a new batch of it.
   const batchId = options.force
@@ -129,7 +136,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   const log = deps.log.child({ batchId });
 
   // Check the header before anything is recorded, so a file-level problem leaves no trace in Redis.
-  const readOptions = { ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }), ...(options.encoding === undefined ? {} : { encoding: options.encoding }) };
   await checkHeader(path, readOptions);
 
   await deps.ledger.createBatch({

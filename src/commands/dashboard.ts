@@ -10,9 +10,7 @@ import { buildDashboard } from '../dashboard/server.js';
 import { hashPassword, loadUsers } from '../dashboard/users.js';
 import { createMetrics } from '../metrics.js';
 import { openQueues, type AppContext } from './context.js';
-
-/** Name of the scheduler's queue (shown in Bull Board too). */
-export const INBOX_QUEUE = 'cashout-inbox';
+import { INBOX_QUEUE } from '../../jobs/schedule.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 

@@ -5,6 +5,7 @@ import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
 import { startProgress } from './progress.js';
+import { readOptionsFrom } from '../import/read-rows.js';
 import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
 import type { RunOptions } from './run.js';
 
@@ -27,6 +28,7 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
           itemsPerRequest: ctx.config.itemsPerRequest,
           serviceUrl: target.baseUrl,
           policy: batchPolicy(ctx.config),
+          limits: readOptionsFrom(ctx.config),
         },
         file,
         { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },

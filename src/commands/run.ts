@@ -14,6 +14,7 @@ import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
+import { readOptionsFrom } from '../import/read-rows.js';
 import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext, type QueueHandles } from './context.js';
 import type { Ledger } from '../submit/ledger.js';
 
@@ -94,6 +95,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
           itemsPerRequest: ctx.config.itemsPerRequest,
           serviceUrl: target.baseUrl,
           policy: batchPolicy(ctx.config),
+          limits: readOptionsFrom(ctx.config),
         },
         file,
         { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },

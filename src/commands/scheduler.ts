@@ -19,6 +19,7 @@ import { scanInbox, type ScanDeps, type ScanReport } from '../inbox/scan-inbox.j
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
 import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
+import { readOptionsFrom } from '../import/read-rows.js';
 
 /** Runs the scheduler; returns the exit code. */
 export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
@@ -46,6 +47,7 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
         itemsPerRequest: ctx.config.itemsPerRequest,
         serviceUrl: target.baseUrl,
         policy: batchPolicy(ctx.config),
+        limits: readOptionsFrom(ctx.config),
       },
       { importedBy: actorName(undefined) },
     );

@@ -65,8 +65,8 @@ const DELIMITER_NAMES: ReadonlyArray<readonly [string, string, string]> = [
 export function delimiterHint(record: readonly string[]): readonly [string, string, string] | undefined {
   for (const entry of DELIMITER_NAMES) {
     const [d] = entry;
-    if (!record.some((cell) => cell.includes(d))) continue;
-    const known = record.flatMap((cell) => cell.split(d)).filter((n) => (COLUMNS as readonly string[]).includes(normaliseHeaderName(n)));
+    const joined = record.filter((cell) => cell.includes(d));
+    const known = joined.flatMap((cell) => cell.split(d)).filter((n) => (COLUMNS as readonly string[]).includes(normaliseHeaderName(n)));
     if (known.length >= 2) return entry;
   }
   return undefined;

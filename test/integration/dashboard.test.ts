@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildDashboard, SESSION_COOKIE } from '../../src/dashboard/server.js';
 import { hashPassword } from '../../src/dashboard/users.js';
+import { createMetrics } from '../../src/metrics.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { importBatch } from '../../src/batch/import-batch.js';
@@ -19,6 +20,8 @@ describe('dashboard', () => {
   let app: FastifyInstance;
   let base: string;
   let sandbox: Sandbox;
+  /** One session reused across tests: logins are limited to 5 a minute. */
+  let checkerCookie = '';
 
   beforeAll(async () => {
     p = await openTestPipeline('dashboard');
@@ -27,7 +30,16 @@ describe('dashboard', () => {
       ['maker', await hashPassword(PASSWORD)],
       ['checker', await hashPassword(PASSWORD)],
     ]);
-    app = await buildDashboard({ ledger: p.ledger, queue: p.queue, redis: p.redis, prefix: p.prefix, log: p.log, users, secureCookies: false });
+    app = await buildDashboard({
+      ledger: p.ledger,
+      queue: p.queue,
+      redis: p.redis,
+      prefix: p.prefix,
+      log: p.log,
+      users,
+      secureCookies: false,
+      metrics: createMetrics({ queues: [p.queue], ledger: p.ledger, defaultMetrics: false }),
+    });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
@@ -112,6 +124,7 @@ describe('dashboard', () => {
     expect(flash).toContain('someone else must approve it');
 
     const checker = await sessionCookie('checker');
+    checkerCookie = checker;
     const csrf = await csrfOf(checker, `/batches/${batch.batchId}`);
     const crossSite = await fetch(`${base}/batches/${batch.batchId}/approve`, {
       method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf }),
@@ -145,6 +158,13 @@ describe('dashboard', () => {
     expect(batch.refusalReason).toMatch(/EGP 200.00 is over the limit of EGP 150.00 per batch \(CASHOUT_MAX_BATCH_TOTAL\)/);
     const { rows } = await p.report(batch.batchId);
     expect(rows.every((r) => r.status === 'not_sent' && r.message!.includes('CASHOUT_MAX_BATCH_TOTAL'))).toBe(true);
+  });
+
+  it('serves metrics to a logged-in user: queue depths and batches by state', async () => {
+    const cookie = checkerCookie;
+    const text = await (await fetch(`${base}/metrics`, { headers: { cookie } })).text();
+    expect(text).toMatch(/cashout_queue_jobs\{queue="cashout-submit",state="completed"\} \d+/);
+    expect(text).toMatch(/cashout_batches\{state="finished"\} [1-9]/);
   });
 
   it('too many wrong passwords are slowed down', async () => {

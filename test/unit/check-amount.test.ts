@@ -37,6 +37,13 @@ describe('checkAmount', () => {
     ['abc', 'amount_currency_text', undefined],
     ['1 500.00', 'amount_format', undefined],
     ['1.2.3', 'amount_format', undefined],
+    // A formula's value is unknown here: no number is built from its digits.
+    ['=1+2', 'amount_format', undefined],
+    ['=SUM(A1:A3)', 'amount_format', undefined],
+    ['@100', 'amount_format', undefined],
+    ['+100.00', 'amount_currency_text', '100.00'],
+    // Two numbers in the text: no suggestion glued from both.
+    ['100 or 200', 'amount_currency_text', undefined],
   ])('%j → %s, suggestion %j', (value, code, suggestion) => {
     const issue = checkAmount(value);
     expect(issue?.column).toBe('amount');

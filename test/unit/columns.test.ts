@@ -102,6 +102,28 @@ describe('indexHeader', () => {
   });
 });
 
+describe('indexHeader on a file read with the wrong delimiter', () => {
+  it.each([
+    [';', 'semicolons', 'semicolon'],
+    ['\t', 'tabs', 'tab'],
+    ['|', 'pipes (|)', 'pipe'],
+  ])('a header joined by %j → file_delimiter naming --delimiter %s', (d, plural, name) => {
+    const err = headerError([TEMPLATE.join(d)]);
+    expect(err.code).toBe('file_delimiter');
+    expect(err.message).toContain(`the file seems to be separated by ${plural}; run again with --delimiter ${name}`);
+  });
+
+  it('a comma-separated header read with another delimiter → file_delimiter naming comma', () => {
+    const err = headerError([TEMPLATE.join(',')]);
+    expect(err.code).toBe('file_delimiter');
+    expect(err.message).toContain('--delimiter comma');
+  });
+
+  it('an unknown column that merely holds a semicolon is still column_unknown', () => {
+    expect(headerError([...TEMPLATE, 'notes;comments']).code).toBe('column_unknown');
+  });
+});
+
 describe('closestColumn', () => {
   it.each([
     ['amout', 'amount'],

@@ -294,7 +294,7 @@ describe('createRowValidator: free text', () => {
     expect(check({ ...BANK, bank_address: '12 Talaat Harb St\nCairo' }).ok).toBe(true);
   });
 
-  it.each(['\u200fمحمد أحمد', 'Mona\u202eHassan', 'Mona\ufeffHassan'])('holder_name %j → text_invisible_chars', (holder_name) => {
+  it.each(['\u200fمحمد أحمد', 'Mona\u202eHassan', 'Mona\ufeffHassan', 'Omar\u200bKhaled', 'Omar\u2060Khaled', 'Sa\u00adra'])('holder_name %j → text_invisible_chars', (holder_name) => {
     expect(onlyIssue({ ...WALLET, holder_name })).toMatchObject({ column: 'holder_name', code: 'text_invisible_chars' });
   });
 });
