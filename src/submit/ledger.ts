@@ -105,6 +105,8 @@ export interface LedgerRequest {
   /** After a 422: reasons per file line, for the rows the service named. */
   readonly rowErrors?: Readonly<Record<string, readonly string[]>>;
   readonly sendingAt?: string;
+  /** The worker (host:pid) that took it for sending last. */
+  readonly sentBy?: string;
   readonly finishedAt?: string;
   readonly resolution?: { readonly by: string; readonly at: string; readonly note: string; readonly finding: 'created' | 'not_created' };
 }
@@ -362,6 +364,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       ...(h.message ? { message: h.message } : {}),
       ...(h.row_errors ? { rowErrors: JSON.parse(h.row_errors) as Record<string, string[]> } : {}),
       ...(h.sending_at ? { sendingAt: h.sending_at } : {}),
+      ...(h.sent_by ? { sentBy: h.sent_by } : {}),
       ...(h.finished_at ? { finishedAt: h.finished_at } : {}),
       ...(h.resolution ? { resolution: JSON.parse(h.resolution) as LedgerRequest['resolution'] } : {}),
     };

@@ -31,6 +31,8 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Longest the batch may take to become final, ms. */
   readonly timeoutMs?: number;
+  /** No faults at the sandbox (to measure sharing rather than resilience). */
+  readonly faultless?: boolean;
 }
 
 /** What a chaos run found. Every "must be 0" figure is a broken promise when it is not. */
@@ -39,6 +41,8 @@ export interface ChaosFigures {
   requests: number;
   posts: number;
   faultedShare: number;
+  /** How many distinct worker processes took requests (from the ledger's `sent_by`). */
+  workersThatSent: number;
   workerKills: number;
   redisKills: number;
   accepted: number;
@@ -90,7 +94,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     redis = await startPrivateRedis({ appendOnly: true, dir });
     const faults = {
       latencyMs: { min: 2, max: 30 },
-      rates: { http500: 0.04, http503: 0.04, http429: 0.04, hang: 0.03, createThenReset: 0.05, malformed200: 0.05, createThen500: 0.05 },
+      rates: opts.faultless ? {} : { http500: 0.04, http503: 0.04, http429: 0.04, hang: 0.03, createThenReset: 0.05, malformed200: 0.05, createThen500: 0.05 },
       retryAfterSeconds: 1,
       seed: opts.seed,
     };
@@ -218,11 +222,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     const count = (s: string) => results.filter((r) => r.status === s).length;
     const posts = sandbox.received();
     const requests = await ledger.lastSeq(batchId);
+    const senders = new Set<string>();
+    for (let seq = 1; seq <= requests; seq++) {
+      const r = await ledger.getRequest(batchId, seq);
+      if (r?.sentBy) senders.add(r.sentBy);
+    }
     return {
       rows: opts.rows,
       requests,
       posts,
-      faultedShare: Object.values(faults.rates).reduce((a, b) => a + b, 0),
+      faultedShare: Object.values(faults.rates as Record<string, number>).reduce((a, b) => a + b, 0),
+      workersThatSent: senders.size,
       workerKills,
       redisKills,
       accepted: count('accepted'),
