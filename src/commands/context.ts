@@ -14,7 +14,10 @@ import { startPrivateRedis, type PrivateRedis } from '../queue/private-redis.js'
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
 import { openLedger, type Ledger } from '../submit/ledger.js';
 import { CashoutError } from '../errors.js';
-import type { BatchPolicy } from '../batch/import-batch.js';
+import type { BatchPolicy, ImportDeps } from '../batch/import-batch.js';
+import { readOptionsFrom } from '../import/read-rows.js';
+import { createPaymentClient, type PaymentClient } from '../submit/payment-client.js';
+import type { WorkerSettings } from '../../jobs/index.js';
 import { userInfo } from 'node:os';
 
 /** What every command gets. */
@@ -106,6 +109,48 @@ export function batchPolicy(config: Config): BatchPolicy {
 export function actorName(as: string | undefined): string {
   const name = as?.trim();
   return name ? name : userInfo().username;
+}
+
+/** What an import needs, from configuration and the open queues (run, import and the scheduler share it). */
+export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: string): ImportDeps {
+  return {
+    ledger: handles.ledger,
+    queue: handles.queue,
+    rules: ctx.rules,
+    log: ctx.log,
+    reportsDir: ctx.config.reportsDir,
+    itemsPerRequest: ctx.config.itemsPerRequest,
+    serviceUrl,
+    policy: batchPolicy(ctx.config),
+    limits: readOptionsFrom(ctx.config),
+  };
+}
+
+/** A payment client for `target` with the configured timeouts, one connection per request in flight. */
+export function paymentClientFor(ctx: AppContext, target: { baseUrl: string; token: string }): PaymentClient {
+  return createPaymentClient({
+    baseUrl: target.baseUrl,
+    token: target.token,
+    requestTimeoutMs: ctx.config.requestTimeoutMs,
+    connectTimeoutMs: ctx.config.connectTimeoutMs,
+    connections: ctx.config.concurrency,
+  });
+}
+
+/** Submit-worker settings from configuration (run and worker share them). */
+export function workerSettingsFor(ctx: AppContext, handles: QueueHandles, extra: Pick<WorkerSettings, 'makeDurable' | 'metrics'> = {}): WorkerSettings {
+  return {
+    connection: handles.workerRedis,
+    prefix: handles.prefix,
+    concurrency: ctx.config.concurrency,
+    rateLimitPerSecond: ctx.config.rateLimitPerSecond,
+    connectRetries: ctx.config.connectRetries,
+    connectBackoffMs: ctx.config.connectBackoffMs,
+    requestTimeoutMs: ctx.config.requestTimeoutMs,
+    jobLockMs: ctx.config.jobLockMs,
+    ...(extra.makeDurable ? { makeDurable: extra.makeDurable } : {}),
+    ...(extra.metrics ? { metrics: extra.metrics } : {}),
+  };
 }
 
 /** The service address and token from configuration, or a clear error naming what is missing. */

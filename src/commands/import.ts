@@ -5,8 +5,7 @@ import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
 import { startProgress } from './progress.js';
-import { readOptionsFrom } from '../import/read-rows.js';
-import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
+import { actorName, importDeps, openQueues, serviceTarget, type AppContext } from './context.js';
 import type { RunOptions } from './run.js';
 
 /** Imports one file into the queue; returns the exit code. */
@@ -19,17 +18,7 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
     let r: Awaited<ReturnType<typeof importBatch>>;
     try {
       r = await importBatch(
-        {
-          ledger: handles.ledger,
-          queue: handles.queue,
-          rules: ctx.rules,
-          log: ctx.log,
-          reportsDir: ctx.config.reportsDir,
-          itemsPerRequest: ctx.config.itemsPerRequest,
-          serviceUrl: target.baseUrl,
-          policy: batchPolicy(ctx.config),
-          limits: readOptionsFrom(ctx.config),
-        },
+        importDeps(ctx, handles, target.baseUrl),
         file,
         { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
       );

@@ -7,15 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { importBatch, type ImportOptions } from '../batch/import-batch.js';
-import { createPaymentClient } from '../submit/payment-client.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
-import { readOptionsFrom } from '../import/read-rows.js';
-import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext, type QueueHandles } from './context.js';
+import { actorName, importDeps, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
 import type { Ledger } from '../submit/ledger.js';
 
 /** Options of `run` and `import`. */
@@ -86,17 +84,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     let imported: Awaited<ReturnType<typeof importBatch>>;
     try {
       imported = await importBatch(
-        {
-          ledger: handles.ledger,
-          queue: handles.queue,
-          rules: ctx.rules,
-          log: ctx.log,
-          reportsDir: ctx.config.reportsDir,
-          itemsPerRequest: ctx.config.itemsPerRequest,
-          serviceUrl: target.baseUrl,
-          policy: batchPolicy(ctx.config),
-          limits: readOptionsFrom(ctx.config),
-        },
+        importDeps(ctx, handles, target.baseUrl),
         file,
         { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
       );
@@ -105,25 +93,9 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     }
     batchId = imported.batchId;
     if (imported.state === 'queued') {
-      const client = createPaymentClient({
-        baseUrl: target.baseUrl,
-        token: target.token,
-        requestTimeoutMs: ctx.config.requestTimeoutMs,
-        connectTimeoutMs: ctx.config.connectTimeoutMs,
-        connections: ctx.config.concurrency,
-      });
+      const client = paymentClientFor(ctx, target);
       const worker = startSubmitWorker(
-        {
-          connection: handles.workerRedis,
-          prefix: handles.prefix,
-          concurrency: ctx.config.concurrency,
-          rateLimitPerSecond: ctx.config.rateLimitPerSecond,
-          connectRetries: ctx.config.connectRetries,
-          connectBackoffMs: ctx.config.connectBackoffMs,
-          requestTimeoutMs: ctx.config.requestTimeoutMs,
-          jobLockMs: ctx.config.jobLockMs,
-          ...(makeDurable ? { makeDurable } : {}),
-        },
+        workerSettingsFor(ctx, handles, { makeDurable }),
         { ledger: handles.ledger, client, log: ctx.log, queue: handles.queue },
       );
       try {

@@ -18,8 +18,7 @@ import { createInboxImporter } from '../inbox/inbox-import.js';
 import { scanInbox, type ScanDeps, type ScanReport } from '../inbox/scan-inbox.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
-import { actorName, batchPolicy, openQueues, serviceTarget, type AppContext } from './context.js';
-import { readOptionsFrom } from '../import/read-rows.js';
+import { actorName, importDeps, openQueues, serviceTarget, type AppContext } from './context.js';
 
 /** Runs the scheduler; returns the exit code. */
 export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
@@ -38,17 +37,7 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
   try {
     await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
     const importer = createInboxImporter(
-      {
-        ledger: handles.ledger,
-        queue: handles.queue,
-        rules: ctx.rules,
-        log: ctx.log,
-        reportsDir: ctx.config.reportsDir,
-        itemsPerRequest: ctx.config.itemsPerRequest,
-        serviceUrl: target.baseUrl,
-        policy: batchPolicy(ctx.config),
-        limits: readOptionsFrom(ctx.config),
-      },
+      importDeps(ctx, handles, target.baseUrl),
       { importedBy: actorName(undefined) },
     );
     const scanDeps: ScanDeps = {

@@ -4,12 +4,11 @@
  * in-flight ones finish (bounded by the request timeout) and are recorded, then exit 0.
  */
 import { startSubmitWorker } from '../../jobs/index.js';
-import { createPaymentClient } from '../submit/payment-client.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport } from '../results/write-report.js';
 import { EXIT } from '../errors.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
-import { openQueues, serviceTarget, type AppContext } from './context.js';
+import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
 
 /** Runs until a stop signal; returns the exit code. */
 export async function workerCommand(ctx: AppContext): Promise<number> {
@@ -24,26 +23,9 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   }
   const metrics = createMetrics({ queues: [handles.queue], ledger: handles.ledger });
   const metricsServer = ctx.config.metricsPort > 0 ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort) : undefined;
-  const client = createPaymentClient({
-    baseUrl: target.baseUrl,
-    token: target.token,
-    requestTimeoutMs: ctx.config.requestTimeoutMs,
-    connectTimeoutMs: ctx.config.connectTimeoutMs,
-    connections: ctx.config.concurrency,
-  });
+  const client = paymentClientFor(ctx, target);
   const worker = startSubmitWorker(
-    {
-      connection: handles.workerRedis,
-      prefix: handles.prefix,
-      concurrency: ctx.config.concurrency,
-      rateLimitPerSecond: ctx.config.rateLimitPerSecond,
-      connectRetries: ctx.config.connectRetries,
-      connectBackoffMs: ctx.config.connectBackoffMs,
-      requestTimeoutMs: ctx.config.requestTimeoutMs,
-      jobLockMs: ctx.config.jobLockMs,
-      ...(makeDurable ? { makeDurable } : {}),
-      metrics,
-    },
+    workerSettingsFor(ctx, handles, { makeDurable, metrics }),
     {
       ledger: handles.ledger,
       client,

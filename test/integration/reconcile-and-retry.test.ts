@@ -16,7 +16,6 @@ import { isCashoutError } from '../../src/errors.js';
 import { freePort } from '../../src/queue/private-redis.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 
 const TOKEN = 'reconcile-test-token';
