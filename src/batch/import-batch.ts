@@ -151,6 +151,8 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     reportDir,
     partial: options.partial === true,
     importedBy: options.importedBy ?? 'unknown',
+    ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
+    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   });
   await mkdir(reportDir, { recursive: true, mode: 0o700 });
   await copyFile(path, join(reportDir, BATCH_FILES.input));

@@ -175,7 +175,10 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     const i = header![col];
     return i < 0 ? '' : (cells[i] ?? '');
   };
-  for await (const record of readRecords(join(dir, BATCH_FILES.input))) {
+  // Read the batch's copy of the input the way it was imported (delimiter, encoding); no size
+  // limits here: the file was accepted once already.
+  const readAs = { ...(batch.delimiter ? { delimiter: batch.delimiter } : {}), ...(batch.encoding ? { encoding: batch.encoding } : {}), maxBytes: Number.MAX_SAFE_INTEGER, maxRows: Number.MAX_SAFE_INTEGER, maxRecordBytes: 256 * 1024 * 1024 };
+  for await (const record of readRecords(join(dir, BATCH_FILES.input), readAs)) {
     if (!header) {
       header = indexHeader(record.cells);
       continue;

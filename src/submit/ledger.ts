@@ -58,6 +58,9 @@ export interface BatchRecord {
   readonly partial: boolean;
   /** Who imported the batch (a user name, or "scheduler"). */
   readonly importedBy: string;
+  /** How the input file is read again for reports: its field delimiter and text encoding, when not the defaults. */
+  readonly delimiter?: string;
+  readonly encoding?: string;
   /** Total of the rows queued, in piasters. */
   readonly totalPiasters: bigint;
   /** Why the batch was refused (state `refused`). */
@@ -337,6 +340,8 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       reportDir: h.report_dir ?? '',
       partial: h.partial === '1',
       importedBy: h.imported_by ?? '',
+      ...(h.delimiter ? { delimiter: h.delimiter } : {}),
+      ...(h.encoding ? { encoding: h.encoding } : {}),
       totalPiasters: BigInt(h.total ?? '0'),
       ...(h.refusal_reason ? { refusalReason: h.refusal_reason } : {}),
       ...(h.expires_at ? { expiresAt: h.expires_at } : {}),
@@ -407,6 +412,8 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
           report_dir: b.reportDir,
           partial: b.partial ? '1' : '0',
           imported_by: b.importedBy,
+          ...(b.delimiter ? { delimiter: b.delimiter } : {}),
+          ...(b.encoding ? { encoding: b.encoding } : {}),
         })
         .zadd(`${prefix}:batches`, Date.parse(b.createdAt), b.id)
         .del(`${batchKey(b.id)}:approvals`)
