@@ -7,11 +7,84 @@
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { CountryCode } from 'libphonenumber-js/max';
+import { Metadata } from 'libphonenumber-js/core';
+import metadataMax from 'libphonenumber-js/metadata.max.json';
 import type { RowIssue } from './row-issues.js';
 import { toLatinDigits } from './digits.js';
 
+/** Number types a national number is tested against besides MOBILE (libphonenumber's order). */
+const OTHER_TYPES = ['PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL', 'FIXED_LINE'] as const;
+
+/** One country's mobile rule, taken from libphonenumber-js's own metadata. */
+interface MobilePlan {
+  readonly callingCode: string;
+  readonly mobile: RegExp;
+  readonly others: readonly RegExp[];
+  readonly lengths: ReadonlySet<number>;
+}
+
+const plans = new Map<string, MobilePlan | null>();
+
+/** The part of libphonenumber-js's Metadata class used here (its published types leave it out). */
+interface MetadataApi {
+  hasCountry(country: string): boolean;
+  selectNumberingPlan(country: string): void;
+  numberingPlan: {
+    callingCode(): string;
+    type(name: string): { pattern(): string | undefined; possibleLengths(): number[] | undefined } | undefined;
+  };
+}
+
+/**
+ * The library's MOBILE pattern for a country, compiled once, with the patterns of every other
+ * number type: a national number that matches the mobile pattern and no other type is exactly a
+ * number libphonenumber-js validates as MOBILE. Null when the metadata has no distinct mobile type
+ * (the full parse then decides).
+ */
+function mobilePlan(country: string): MobilePlan | null {
+  let plan = plans.get(country);
+  if (plan !== undefined) return plan;
+  plan = null;
+  const md = new Metadata(metadataMax) as unknown as MetadataApi;
+  if (md.hasCountry(country)) {
+    md.selectNumberingPlan(country);
+    const np = md.numberingPlan;
+    const mobile = np.type('MOBILE');
+    const pattern = mobile?.pattern();
+    if (mobile && pattern) {
+      const others = OTHER_TYPES.flatMap((t) => {
+        const p = np.type(t)?.pattern();
+        return p ? [new RegExp(`^(?:${p})$`)] : [];
+      });
+      if (!others.some((r) => r.source === `^(?:${pattern})$`)) {
+        plan = { callingCode: np.callingCode(), mobile: new RegExp(`^(?:${pattern})$`), others, lengths: new Set(mobile.possibleLengths() ?? []) };
+      }
+    }
+  }
+  plans.set(country, plan);
+  return plan;
+}
+
+/** True when an E.164 value is, by the library's metadata, a mobile number of one of `countries`. */
+function isKnownMobile(value: string, countries: readonly string[]): boolean {
+  for (const country of countries) {
+    const plan = mobilePlan(country);
+    if (!plan || !value.startsWith(`+${plan.callingCode}`)) continue;
+    const national = value.slice(plan.callingCode.length + 1);
+    if ((plan.lengths.size === 0 || plan.lengths.has(national.length)) && plan.mobile.test(national) && !plan.others.some((r) => r.test(national))) return true;
+  }
+  return false;
+}
+
 /** Checks one `mobile_number` cell; returns `undefined` when it is fine, else the issue. */
 export function checkMobile(value: string, countries: readonly string[]): RowIssue | undefined {
+  // Fast path for the common case, with the same metadata the full parse uses.
+  if (value.charCodeAt(0) === 43 /* + */ && /^\+\d+$/.test(value) && isKnownMobile(value, countries)) return undefined;
+  return checkMobileFully(value, countries);
+}
+
+/** `checkMobile` without the fast path: the full parse by libphonenumber-js (exported for tests). */
+export function checkMobileFully(value: string, countries: readonly string[]): RowIssue | undefined {
   const column = 'mobile_number';
   const found = value;
   if (/^\+\d+$/.test(value)) {

@@ -62,3 +62,22 @@ describe('checkMobile', () => {
     expect(describeIssue(checkMobile('01001234567', EG)!)).toContain('did you mean "+201001234567"');
   });
 });
+
+describe('the fast path agrees with the full parse', () => {
+  it('for any +20 number and a sample of other countries (2,000 cases)', async () => {
+    const fc = await import('fast-check');
+    const { checkMobileFully } = await import('../../src/import/check-mobile.js');
+    const digits = (min: number, max: number) => fc.stringMatching(new RegExp(`^\\d{${min},${max}}$`));
+    const numbers = fc.oneof(
+      digits(8, 12).map((d) => `+20${d}`),
+      fc.constantFrom('10', '11', '12', '15', '13', '2', '3', '800', '900').chain((p) => digits(6, 9).map((d) => `+20${p}${d}`)),
+      fc.constantFrom('+971', '+1', '+44', '+966').chain((c) => digits(7, 11).map((d) => `${c}${d}`)),
+    );
+    fc.assert(
+      fc.property(numbers, fc.constantFrom(['EG'], ['EG', 'AE'], ['AE']), (n, countries) => {
+        expect(checkMobile(n, countries)).toEqual(checkMobileFully(n, countries));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
