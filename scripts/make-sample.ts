@@ -15,35 +15,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { COLUMNS } from '../src/import/columns.js';
+import { mulberry32 } from '../src/sandbox/faults.js';
 
 /** Seed and row count of the committed sample. */
 export const SAMPLE_SEED = 20261101;
 export const SAMPLE_ROWS = 200;
 
-const HEADER = [
-  'channel',
-  'amount',
-  'type',
-  'holder_name',
-  'mobile_number',
-  'bank_name',
-  'bank_address',
-  'account_number',
-  'description',
-  'reference',
-] as const;
+const HEADER = COLUMNS;
 
-/** Small seeded PRNG (mulberry32): same seed, same sequence, on every platform. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded PRNG (mulberry32): same seed, same sequence, on every platform. */
+const prng = mulberry32;
 
 const AR_MALE = ['محمد', 'أحمد', 'محمود', 'مصطفى', 'عمر', 'يوسف', 'إبراهيم', 'خالد', 'طارق', 'حسن', 'علي', 'كريم', 'هشام', 'وليد', 'شريف', 'عمرو', 'ياسر', 'سامح', 'أيمن', 'حسام'];
 const AR_FEMALE = ['فاطمة', 'منى', 'هبة', 'نورهان', 'سارة', 'ياسمين', 'ريهام', 'دينا', 'مروة', 'إيمان', 'آية', 'شيماء', 'نهى', 'رانيا', 'سلمى'];
