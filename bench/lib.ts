@@ -3,11 +3,11 @@
  * of the `cashout` command measured for wall time and peak resident memory, a Redis to work in
  * (a private `redis-server` by default), a sandbox process, tables and result files.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { PACKAGE_ROOT } from '../src/paths.js';
@@ -92,8 +92,10 @@ export interface Measured {
 export interface MeasuredChild {
   /** The node process's pid (not /usr/bin/time's), once known. */
   nodePid(): number | undefined;
-  /** Sends a signal to the node process. */
+  /** Sends a signal to the node process, unless it has ended. */
   signal(sig: NodeJS.Signals): void;
+  /** True once the child has ended. */
+  ended(): boolean;
   readonly done: Promise<Measured>;
 }
 
@@ -143,7 +145,7 @@ function childPids(pid: number): number[] {
  */
 export function startMeasured(
   args: readonly string[],
-  opts: { env: Record<string, string>; cwd: string; timeoutMs: number; onStderr?: (chunk: string) => void },
+  opts: { env: Record<string, string>; cwd: string; timeoutMs: number; onStderrLine?: (line: string) => void },
 ): MeasuredChild {
   const useTime = existsSync(TIME_BIN);
   const timeFile = join(tmpdir(), `cashout-bench-time-${randomBytes(6).toString('hex')}.txt`);
@@ -153,12 +155,17 @@ export function startMeasured(
   let nodePid: number | undefined = useTime ? undefined : child.pid;
   let hwmKb: number | undefined;
   let timedOut = false;
+  let closed = false;
   let stdout = '';
   let stderr = '';
+  let partial = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => {
     stderr = (stderr + d).slice(-65_536);
-    opts.onStderr?.(d);
+    if (!opts.onStderrLine) return;
+    const lines = (partial + d).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) opts.onStderrLine(l);
   });
   const poll = () => {
     if (nodePid === undefined && child.pid !== undefined) nodePid = childPids(child.pid)[0];
@@ -168,15 +175,24 @@ export function startMeasured(
     }
   };
   const poller = setInterval(poll, 200);
+  const kill = (sig: NodeJS.Signals) => {
+    if (closed) return;
+    try {
+      if (nodePid !== undefined) process.kill(nodePid, sig);
+      else child.kill(sig);
+    } catch {
+      // it ended meanwhile
+    }
+  };
   const timer = setTimeout(() => {
     timedOut = true;
     poll();
-    if (nodePid !== undefined) process.kill(nodePid, 'SIGKILL');
-    else child.kill('SIGKILL');
+    kill('SIGKILL');
   }, opts.timeoutMs);
   const done = new Promise<Measured>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
+      closed = true;
       const seconds = (performance.now() - t0) / 1000;
       clearInterval(poller);
       clearTimeout(timer);
@@ -212,10 +228,10 @@ export function startMeasured(
       if (nodePid === undefined) poll();
       return nodePid;
     },
+    ended: () => closed,
     signal(sig) {
       poll();
-      if (nodePid !== undefined) process.kill(nodePid, sig);
-      else if (!useTime) child.kill(sig);
+      kill(sig);
     },
     done,
   };
@@ -245,6 +261,16 @@ export function sleep(ms: number): Promise<void> {
 export async function scratchDir(label: string): Promise<{ dir: string; cleanup(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `cashout-bench-${label}-`));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** One JSON line of a pino log, or undefined. */
+export function logLine(line: string): Record<string, unknown> | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The JSON lines of a pino log on stderr. */
@@ -403,12 +429,23 @@ export function printTable(title: string, header: readonly string[], rows: reado
   return text;
 }
 
+/** The commit the project is at, and whether src/, jobs/ or bin/ differ from it (the code measured). */
+export function codeVersion(): { commit: string; uncommittedChanges: boolean } | undefined {
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'jobs', 'bin'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    return { commit, uncommittedChanges: dirty };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Writes `bench/results/<name>-<timestamp>.json` and returns its path. */
 export async function saveResults(name: string, data: Record<string, unknown>): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const path = join(RESULTS_DIR, `${name}-${stamp}.json`);
-  await writeFile(path, `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machineInfo(), ...data }, null, 2)}\n`);
+  await writeFile(path, `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machineInfo(), code: codeVersion() ?? null, loadAverageAtEnd: loadavg(), ...data }, null, 2)}\n`);
   process.stdout.write(`results: ${path}\n`);
   return path;
 }

@@ -18,20 +18,10 @@ import { pathToFileURL } from 'node:url';
 import type { Writable } from 'node:stream';
 import { mulberry32 } from '../src/sandbox/faults.js';
 import { loadBankList } from '../src/contract/supported-banks.js';
+import { COLUMNS } from '../src/import/columns.js';
 
-/** Columns of the generated file, in order. */
-export const PAYOUT_HEADER = [
-  'channel',
-  'amount',
-  'type',
-  'holder_name',
-  'mobile_number',
-  'bank_name',
-  'bank_address',
-  'account_number',
-  'description',
-  'reference',
-] as const;
+/** Columns of the generated file, in order: the payout CSV template's. */
+export const PAYOUT_HEADER = COLUMNS;
 
 /** What to generate. */
 export interface GenerateOptions {

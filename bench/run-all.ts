@@ -1,0 +1,110 @@
+/**
+ * `npm run bench` = `node dist/bench/run-all.js [import|memory|submit|workers ...] [options]`.
+ * Without names every benchmark runs, in that order. Each prints a table and writes
+ * `bench/results/<name>-<timestamp>.json`.
+ *
+ * Options (smaller sizes are handy to try the harness):
+ *   --seed N                 payout file seed (default 42); files are cached in the temporary folder
+ *   --import-rows N          rows of the import benchmark (default 1,000,000)
+ *   --import-timeout S       longest `cashout import` may run, seconds (default 420)
+ *   --memory-rows A,B        file sizes of the memory benchmark (default 10000,1000000)
+ *   --submit-rows N          rows of the submit benchmark (default 100,000)
+ *   --latencies A,B          sandbox latencies of the submit benchmark, ms (default 0,50)
+ *   --workers-rows N         rows of the workers benchmark (default 100,000)
+ *   --workers A,B,C          worker counts (default 1,2,4)
+ *   --drop-files             delete the generated payout files at the end
+ * Redis: a private `redis-server` per measurement, unless BENCH_REDIS_URL names one to use (keys
+ * then live under a fresh `{cashout-bench-…}` prefix and are deleted afterwards).
+ */
+import { parseArgs } from 'node:util';
+import { importBench, IMPORT_DEFAULTS } from './import.js';
+import { memoryBench, MEMORY_DEFAULTS } from './memory.js';
+import { submitBench, SUBMIT_DEFAULTS } from './submit.js';
+import { workersBench, WORKERS_DEFAULTS } from './workers.js';
+import { codeVersion, dropPayoutFiles, machineInfo, note, type BenchSettings } from './lib.js';
+
+const NAMES = ['import', 'memory', 'submit', 'workers'] as const;
+type Name = (typeof NAMES)[number];
+
+function list(value: string | undefined, fallback: readonly number[], what: string): number[] {
+  if (value === undefined) return [...fallback];
+  const out = value.split(',').map((v) => Number(v.trim().replace(/_/g, '')));
+  if (out.length === 0 || out.some((n) => !Number.isFinite(n) || n < 0)) throw new Error(`${what} needs numbers separated by commas`);
+  return out;
+}
+
+function one(value: string | undefined, fallback: number, what: string): number {
+  return list(value, [fallback], what)[0]!;
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      seed: { type: 'string' },
+      'import-rows': { type: 'string' },
+      'import-timeout': { type: 'string' },
+      'memory-rows': { type: 'string' },
+      'submit-rows': { type: 'string' },
+      latencies: { type: 'string' },
+      'workers-rows': { type: 'string' },
+      workers: { type: 'string' },
+      'drop-files': { type: 'boolean', default: false },
+    },
+  });
+  const unknown = positionals.filter((p) => !(NAMES as readonly string[]).includes(p));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}; choose from ${NAMES.join(', ')}\n`);
+    return 2;
+  }
+  const chosen: Name[] = positionals.length > 0 ? (positionals as Name[]) : [...NAMES];
+  const settings: BenchSettings = {
+    seed: one(values.seed, 42, '--seed'),
+    ...(process.env.BENCH_REDIS_URL ? { redisUrl: process.env.BENCH_REDIS_URL } : {}),
+    dropFiles: values['drop-files'] === true,
+  };
+  const importTimeoutSeconds = one(values['import-timeout'], IMPORT_DEFAULTS.importTimeoutSeconds, '--import-timeout');
+  const m = machineInfo();
+  const v = codeVersion();
+  process.stdout.write(`machine: ${m.cpu}, ${m.cores} cores, ${m.totalMemoryMB} MiB, node ${m.node}, ${m.platform}\n`);
+  if (v) process.stdout.write(`code: ${v.commit.slice(0, 12)}${v.uncommittedChanges ? ' with uncommitted changes in src/, jobs/ or bin/' : ''}\n`);
+  let failed = 0;
+  try {
+    for (const name of chosen) {
+      const t0 = performance.now();
+      try {
+        switch (name) {
+          case 'import':
+            await importBench(settings, { ...IMPORT_DEFAULTS, rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'), importTimeoutSeconds });
+            break;
+          case 'memory':
+            await memoryBench(settings, { ...MEMORY_DEFAULTS, sizes: list(values['memory-rows'], MEMORY_DEFAULTS.sizes, '--memory-rows'), importTimeoutSeconds });
+            break;
+          case 'submit':
+            await submitBench(settings, {
+              ...SUBMIT_DEFAULTS,
+              rows: one(values['submit-rows'], SUBMIT_DEFAULTS.rows, '--submit-rows'),
+              latenciesMs: list(values.latencies, SUBMIT_DEFAULTS.latenciesMs, '--latencies'),
+            });
+            break;
+          case 'workers':
+            await workersBench(settings, {
+              ...WORKERS_DEFAULTS,
+              rows: one(values['workers-rows'], WORKERS_DEFAULTS.rows, '--workers-rows'),
+              workers: list(values.workers, WORKERS_DEFAULTS.workers, '--workers'),
+            });
+            break;
+        }
+      } catch (err) {
+        failed++;
+        process.stderr.write(`benchmark ${name} failed: ${(err as Error).stack ?? String(err)}\n`);
+      }
+      note(`${name} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    if (settings.dropFiles) await dropPayoutFiles();
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
