@@ -140,6 +140,8 @@ local st = redis.call('HGET', KEYS[2], 'state')
 if not st then return {'missing'} end
 if rs == 'not_sent' then
   if st ~= 'queued' and st ~= 'finished' and st ~= 'needs_reconciliation' then return {'batch', st} end
+  -- A batch stopped because the token was refused sends nothing more.
+  if redis.call('HEXISTS', KEYS[2], 'halt_reason') == 1 then return {'batch', 'halted'} end
   redis.call('HINCRBY', KEYS[2], 'req_not_sent', -1)
   redis.call('HINCRBY', KEYS[2], 'open', 1)
   redis.call('HSET', KEYS[2], 'state', 'queued')

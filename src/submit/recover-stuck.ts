@@ -68,10 +68,11 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
     if (deps.checkPending) {
       const last = await ledger.lastSeq(batch.id);
       for (let seq = 1; seq <= last; seq++) {
-        const request = await ledger.getRequest(batch.id, seq);
-        if (request?.state !== 'pending') continue;
+        if ((await ledger.getRequest(batch.id, seq))?.state !== 'pending') continue;
         const job = await queue.getJob(requestJobId(batch.id, seq));
         const state = job ? await job.getState() : 'missing';
+        // Read the ledger again after the job: a job that ran meanwhile may have moved the request on.
+        if ((await ledger.getRequest(batch.id, seq))?.state !== 'pending') continue;
         if (state === 'missing') {
           await enqueueRequests(queue, batch.id, [seq]);
           changed++;

@@ -105,6 +105,14 @@ describe('service answers mapped to rows', () => {
     expect(sandbox.ledger()).toHaveLength(0);
     expect(sandbox.received()).toBe(1);
     expect(p.logLines.join('')).not.toContain('wrong-token');
+
+    // Retrying the refused request (as from the dashboard) sends nothing: the batch stays stopped.
+    const job = await p.queue.getJob(requestJobId(batch.batchId, 1));
+    await job!.retry('failed');
+    await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN, concurrency: 1 });
+    await expect.poll(async () => (await p.queue.getJob(requestJobId(batch.batchId, 1)))!.getState(), { timeout: 5000 }).toBe('failed');
+    expect(sandbox.received()).toBe(1);
+    expect((await p.ledger.getRequest(batch.batchId, 1))!.state).toBe('not_sent');
   });
 
   it('a service that refuses connections gets nothing sent: rows not_sent after the retries', async () => {
