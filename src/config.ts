@@ -56,6 +56,12 @@ const EnvSchema = z.object({
   CASHOUT_SANDBOX_TOKEN: z.string().min(1).optional(),
   CASHOUT_MAX_FILE_BYTES: int(1, 10_000_000_000, 200_000_000),
   CASHOUT_MAX_ROWS: int(1, 100_000_000, 2_000_000),
+  CASHOUT_IMPORT_THREADS: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(16))
+    .optional(),
   CASHOUT_SANDBOX_BODY_LIMIT_BYTES: int(1_024, 1_000_000_000, 1_048_576),
   CASHOUT_MAX_ITEM_AMOUNT: amountSetting.optional(),
   CASHOUT_MAX_BATCH_TOTAL: amountSetting.optional(),
@@ -115,6 +121,8 @@ export interface Config {
   readonly maxFileBytes: number;
   /** Most data rows accepted in one file. */
   readonly maxRows: number;
+  /** Threads that parse and check a payout file; undefined = one per core for files over 512 KiB, 0 = none. */
+  readonly importThreads: number | undefined;
   /** Largest request body the sandbox accepts, in bytes. */
   readonly sandboxBodyLimitBytes: number;
   /** Largest amount of one payout item, EGP decimal string; over it the row is invalid. */
@@ -209,6 +217,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sandboxToken: e.CASHOUT_SANDBOX_TOKEN,
     maxFileBytes: e.CASHOUT_MAX_FILE_BYTES,
     maxRows: e.CASHOUT_MAX_ROWS,
+    importThreads: e.CASHOUT_IMPORT_THREADS,
     sandboxBodyLimitBytes: e.CASHOUT_SANDBOX_BODY_LIMIT_BYTES,
     maxItemAmount: e.CASHOUT_MAX_ITEM_AMOUNT,
     maxBatchTotal: e.CASHOUT_MAX_BATCH_TOTAL,

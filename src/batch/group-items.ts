@@ -86,3 +86,58 @@ export function groupItems(items: readonly PayoutItem[], itemsPerRequest: number
   if (last) out.push(last);
   return out;
 }
+
+/**
+ * A withdrawal request ready for the ledger, its body already JSON (`bodyJson`, the same text
+ * `JSON.stringify(body)` gives): what the import stages. Other fields as in `WithdrawalRequest`.
+ */
+export interface StagedRequest extends Omit<WithdrawalRequest, 'body'> {
+  readonly bodyJson: string;
+}
+
+/**
+ * The streaming grouper of the import, over items already serialised by the import threads:
+ * `add` takes one valid row (its channel, file line, item JSON, reference and amount in piasters)
+ * and returns a finished request each time `itemsPerRequest` items have gathered; `finish`
+ * returns the last partial one. Same grouping and body as `createGrouper` (interface doc §2.4).
+ */
+export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
+  if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1) throw new RangeError('itemsPerRequest must be a positive integer');
+  let seq = firstSeq;
+  let wallets: string[] = [];
+  let banks: string[] = [];
+  let walletLines: number[] = [];
+  let bankLines: number[] = [];
+  let references: Record<string, string> = {};
+  let total = 0n;
+  const build = (): StagedRequest => {
+    const parts: string[] = [];
+    if (wallets.length > 0) parts.push(`"mobile_wallets":[${wallets.join(',')}]`);
+    if (banks.length > 0) parts.push(`"bank_accounts":[${banks.join(',')}]`);
+    const req: StagedRequest = { seq: seq++, bodyJson: `{${parts.join(',')}}`, walletLines, bankLines, totalPiasters: total, references };
+    wallets = [];
+    banks = [];
+    walletLines = [];
+    bankLines = [];
+    references = {};
+    total = 0n;
+    return req;
+  };
+  return {
+    add(channel: 'wallet' | 'bank', line: number, itemJson: string, reference: string, piasters: bigint): StagedRequest | undefined {
+      if (channel === 'wallet') {
+        wallets.push(itemJson);
+        walletLines.push(line);
+      } else {
+        banks.push(itemJson);
+        bankLines.push(line);
+      }
+      if (reference !== '') references[line] = reference;
+      total += piasters;
+      return wallets.length + banks.length >= itemsPerRequest ? build() : undefined;
+    },
+    finish(): StagedRequest | undefined {
+      return wallets.length + banks.length > 0 ? build() : undefined;
+    },
+  };
+}

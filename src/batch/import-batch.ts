@@ -12,21 +12,27 @@ import { basename, join } from 'node:path';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { batchIdFromSha256 } from './batch-id.js';
-import { createGrouper, type WithdrawalRequest } from './group-items.js';
-import { hashFile, readRecords, sniffFile, type ReadOptions } from '../import/read-rows.js';
-import { indexHeader } from '../import/columns.js';
+import { createJsonGrouper, type StagedRequest } from './group-items.js';
+import { hashFile, sniffFile, type ReadOptions } from '../import/read-rows.js';
 import type { RowIssue } from '../import/row-issues.js';
-import type { PayoutItem } from '../import/validate-row.js';
-import type { InvalidRow } from '../import/scan-file.js';
 import { createHash } from 'node:crypto';
-import { createDuplicateFinder, describeDuplicate } from './find-duplicates.js';
+import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
+import { createFingerprintTable } from './fingerprint-table.js';
 import { formatPiasters, toPiasters } from '../money.js';
-import { scanFile } from '../import/scan-file.js';
+import { openScan, type ScanOptions } from '../import/parallel-scan.js';
+import { FP_WORDS, ROW_INVALID, ROW_WALLET } from '../import/check-chunk.js';
+import { CashoutError } from '../errors.js';
 import type { RowRules } from '../import/validate-row.js';
 import type { Ledger } from '../submit/ledger.js';
 import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import { openCsvOut, type CsvOut } from '../results/csv-out.js';
+
+/** Largest wallet total kept exactly, in piasters (2^32 − 1). */
+const MAX_TOTAL = 0xffffffffn;
+/** Requests staged in one write, and writes in flight while rows are read. */
+const STAGE_GROUP = 10;
+const STAGE_IN_FLIGHT = 2;
 
 /** Names of the files in a batch's report folder. */
 export const BATCH_FILES = {
@@ -52,6 +58,8 @@ export interface ImportDeps {
   readonly policy?: BatchPolicy;
   /** File limits (CASHOUT_MAX_FILE_BYTES, CASHOUT_MAX_ROWS, CASHOUT_MAX_FIELD_LENGTH); the defaults when absent. */
   readonly limits?: Pick<ReadOptions, 'maxBytes' | 'maxRows' | 'maxFieldLength'>;
+  /** Import threads (CASHOUT_IMPORT_THREADS); default one per core for files over one piece (`parallel-scan.ts`). */
+  readonly threads?: number;
 }
 
 /** Limits and maker-checker rules applied to a whole batch. Amounts are EGP decimal strings. */
@@ -121,8 +129,9 @@ export interface ImportResult {
 
 /** Imports one payout file. Throws `CashoutError` for file-level problems and for content imported before (`batch_exists`). */
 export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}): Promise<ImportResult> {
-  const readOptions: ReadOptions = {
+  const readOptions: ScanOptions = {
     ...deps.limits,
+    ...(deps.threads === undefined ? {} : { threads: deps.threads }),
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   };
@@ -135,8 +144,9 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
 
-  // Check the header before anything is recorded, so a file-level problem leaves no trace in Redis.
-  await checkHeader(path, readOptions);
+  // Check the file and its header before anything is recorded, so a file-level problem leaves no
+  // trace in Redis.
+  const scan = await openScan(path, deps.rules, readOptions);
 
   await deps.ledger.createBatch({
     id: batchId,
@@ -163,118 +173,132 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     if (!notesOut.write(`${JSON.stringify(note)}\n`)) await once(notesOut, 'drain');
   };
   let rejectedOut: CsvOut | undefined;
-  let header: readonly string[] = [];
-  const grouper = createGrouper(deps.itemsPerRequest);
-  const duplicates = createDuplicateFinder();
-  let staged: WithdrawalRequest[] = [];
+  const grouper = createJsonGrouper(deps.itemsPerRequest);
+  // Cross-row checks keep 12 to 16 bytes per row (fingerprint tables), never the rows.
+  const sameNumber = createFingerprintTable(false, scan.estimatedRows);
+  const sameHolder = createFingerprintTable(false, scan.estimatedRows);
+  const walletTotals = createFingerprintTable(false, scan.estimatedRows);
+  let rows = 0;
   let requests = 0;
   let invalidRows = 0;
   let duplicateRows = 0;
   let warnedRows = 0;
   let validRows = 0;
   let totalPiasters = 0n;
-  const walletTotals = new Map<string, bigint>();
   const walletLimit = deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
+  let staged: StagedRequest[] = [];
+  const staging: Promise<void>[] = [];
+  // Staged requests are written a few at a time, with a write or two in flight while rows are read.
   const stage = async (force: boolean) => {
-    if (staged.length === 0 || (!force && staged.length < 50)) return;
-    await deps.ledger.stageRequests(batchId, staged);
+    if (staged.length === 0 || (!force && staged.length < STAGE_GROUP)) return;
+    staging.push(deps.ledger.stageRequests(batchId, staged));
     staged = [];
+    if (staging.length >= STAGE_IN_FLIGHT) await staging.shift();
   };
-
-  // Rows wait in a short ordered buffer so that references can be looked up in bulk and notes
-  // stay in file order.
-  type Pending = { kind: 'item'; item: PayoutItem; cells: readonly string[] } | { kind: 'invalid'; row: InvalidRow };
-  let buffer: Pending[] = [];
   const invalid = async (line: number, cells: readonly string[], issues: readonly RowIssue[]) => {
     invalidRows++;
     await writeNote({ line, status: 'invalid', issues });
-    rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), header);
+    rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), scan.header);
     await rejectedOut.write(cells);
   };
-  let rowsRead = 0;
-  const flush = async () => {
-    rowsRead += buffer.length;
-    options.onRowsRead?.(rowsRead);
-    const items = buffer.flatMap((p) => (p.kind === 'item' && p.item.reference !== '' ? [p.item.reference] : []));
-    const paid = options.allowDuplicateReferences ? [] : await deps.ledger.paidReferences(items);
-    const paidBy = new Map<string, string>();
-    items.forEach((ref, i) => {
-      const where = paid[i];
-      if (where) paidBy.set(ref, where);
-    });
-    for (const p of buffer) {
-      if (p.kind === 'invalid') {
-        await invalid(p.row.line, p.row.cells, p.row.issues);
-        continue;
+
+  try {
+    for await (const s of scan.parts) {
+      const { part } = s;
+      const valid = part.piasters.length;
+      const items = valid === 0 ? [] : part.items.split('\n');
+      // References paid in earlier batches, looked up in bulk.
+      const lookup: string[] = [];
+      if (!options.allowDuplicateReferences) {
+        for (let j = 0; j < valid; j++) if (s.references[j] !== '' && s.earlierReference[j] === 0) lookup.push(s.references[j]!);
       }
-      const item = p.item;
-      const earlier = item.reference === '' ? undefined : paidBy.get(item.reference);
-      if (earlier) {
-        const [b, line] = earlier.split(':');
-        duplicateRows++;
-        await writeNote({ line: item.line, status: 'duplicate', message: `not sent: reference ${item.reference} was already paid in batch ${b} (line ${line}); use --allow-duplicate-references to pay it again` });
-        continue;
+      const paidBy = new Map<string, string>();
+      for (let from = 0; from < lookup.length; from += 1000) {
+        const slice = lookup.slice(from, from + 1000);
+        const paid = await deps.ledger.paidReferences(slice);
+        slice.forEach((ref, i) => {
+          const where = paid[i];
+          if (where) paidBy.set(ref, where);
+        });
       }
-      const dup = duplicates.check(item);
-      if (dup && options.strictDuplicates) {
-        await invalid(item.line, p.cells, [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
-        continue;
-      }
-      const warnings: string[] = [];
-      if (dup) warnings.push(describeDuplicate(dup));
-      const amount = toPiasters(item.channel === 'wallet' ? item.wallet.amount : item.bank.amount);
-      if (item.channel === 'wallet' && walletLimit !== undefined) {
-        const sum = (walletTotals.get(item.wallet.mobile_number) ?? 0n) + amount;
-        walletTotals.set(item.wallet.mobile_number, sum);
-        if (sum > walletLimit) {
-          warnings.push(`this wallet receives EGP ${formatPiasters(sum)} in this batch up to this row, over the Central Bank of Egypt's daily wallet limit of EGP ${formatPiasters(walletLimit)}`);
+      let j = 0;
+      let k = 0;
+      for (let i = 0; i < part.kinds.length; i++) {
+        rows++;
+        const line = s.baseLine + part.rowLines[i]!;
+        const kind = part.kinds[i];
+        if (kind === ROW_INVALID) {
+          await invalid(line, part.invalid[k]!.cells, s.invalidIssues[k]!);
+          k++;
+          continue;
+        }
+        const v = j++;
+        const reference = s.references[v]!;
+        const earlierRef = s.earlierReference[v]!;
+        if (earlierRef !== 0) {
+          await invalid(line, s.cellsOfValid(v), [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } }]);
+          continue;
+        }
+        const earlier = reference === '' ? undefined : paidBy.get(reference);
+        if (earlier) {
+          const [b, paidLine] = earlier.split(':');
+          duplicateRows++;
+          await writeNote({ line, status: 'duplicate', message: `not sent: reference ${reference} was already paid in batch ${b} (line ${paidLine}); use --allow-duplicate-references to pay it again` });
+          continue;
+        }
+        const fp = part.fingerprints;
+        const at = v * FP_WORDS;
+        const byNumber = sameNumber.getOrAdd(fp[at + 2]!, fp[at + 3]!, line);
+        const byHolder = sameHolder.getOrAdd(fp[at + 4]!, fp[at + 5]!, line);
+        const dup: PossibleDuplicate | undefined =
+          byNumber !== 0
+            ? { firstLine: byNumber, same: kind === ROW_WALLET ? 'mobile_number' : 'account_number' }
+            : byHolder !== 0
+              ? { firstLine: byHolder, same: 'holder' }
+              : undefined;
+        if (dup && options.strictDuplicates) {
+          await invalid(line, s.cellsOfValid(v), [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
+          continue;
+        }
+        const amount = part.piasters[v]!;
+        let warnings: string[] | undefined;
+        if (dup) warnings = [describeDuplicate(dup)];
+        if (kind === ROW_WALLET && walletLimit !== undefined) {
+          // Totals are kept in 32 bits of piasters: exact up to EGP 42,949,672.95, then "more than".
+          const sum = walletTotals.addTo(fp[at + 6]!, fp[at + 7]!, Number(amount > MAX_TOTAL ? MAX_TOTAL : amount));
+          if (BigInt(sum) > walletLimit) {
+            const what = sum === Number(MAX_TOTAL) ? `more than EGP ${formatPiasters(MAX_TOTAL)}` : `EGP ${formatPiasters(BigInt(sum))}`;
+            (warnings ??= []).push(
+              `this wallet receives ${what} in this batch up to this row, over the Central Bank of Egypt's daily wallet limit of EGP ${formatPiasters(walletLimit)}`,
+            );
+          }
+        }
+        if (warnings) {
+          warnedRows++;
+          await writeNote({ line, warnings });
+        }
+        validRows++;
+        totalPiasters += amount;
+        const req = grouper.add(kind === ROW_WALLET ? 'wallet' : 'bank', line, items[v]!, reference, amount);
+        if (req) {
+          staged.push(req);
+          requests++;
+          await stage(false);
         }
       }
-      if (warnings.length > 0) {
-        warnedRows++;
-        await writeNote({ line: item.line, warnings });
-      }
-      validRows++;
-      totalPiasters += amount;
-      const req = grouper.add(item);
-      if (req) {
-        staged.push(req);
-        requests++;
-        await stage(false);
-      }
+      options.onRowsRead?.(rows);
     }
-    buffer = [];
-  };
-
-  let counts;
-  try {
-    counts = await scanFile(
-      path,
-      deps.rules,
-      {
-        onHeader(h) {
-          header = h;
-        },
-        async onItem(item, cells) {
-          buffer.push({ kind: 'item', item, cells });
-          if (buffer.length >= 500) await flush();
-        },
-        async onInvalid(row) {
-          buffer.push({ kind: 'invalid', row });
-          if (buffer.length >= 500) await flush();
-        },
-      },
-      readOptions,
-    );
-    await flush();
+    if (rows === 0) throw new CashoutError('no_data_rows', `${path} has a header but no payout rows`, { path });
     const last = grouper.finish();
     if (last) {
       staged.push(last);
       requests++;
     }
     await stage(true);
+    await Promise.all(staging);
   } catch (err) {
     notesOut.destroy();
+    await Promise.allSettled(staging);
     await deps.ledger.refuseBatch(batchId, { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n }, (err as Error).message);
     throw err;
   }
@@ -282,8 +306,8 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   await once(notesOut, 'close');
   await rejectedOut?.close();
 
-  const result = { batchId, sha256, rows: counts.rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir, totalPiasters };
-  const batchCounts = { rows: counts.rows, validRows, invalidRows, totalPiasters };
+  const result = { batchId, sha256, rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir, totalPiasters };
+  const batchCounts = { rows, validRows, invalidRows, totalPiasters };
   if (invalidRows > 0 && !options.partial) {
     const reason = `${invalidRows} row${invalidRows > 1 ? 's are' : ' is'} invalid and nothing is sent unless all rows are valid (use --partial to send the valid rows)`;
     await deps.ledger.refuseBatch(batchId, batchCounts, reason);
@@ -309,11 +333,4 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
   log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows }, 'batch queued');
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
-}
-
-async function checkHeader(path: string, readOptions: ReadOptions): Promise<void> {
-  for await (const record of readRecords(path, readOptions)) {
-    indexHeader(record.cells);
-    return;
-  }
 }

@@ -123,6 +123,7 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     serviceUrl,
     policy: batchPolicy(ctx.config),
     limits: readOptionsFrom(ctx.config),
+    ...(ctx.config.importThreads === undefined ? {} : { threads: ctx.config.importThreads }),
   };
 }
 

@@ -257,6 +257,8 @@ export interface InputCheckerOptions {
   readonly encoding?: string | undefined;
   /** Most bytes read from the file before it is refused as too large. */
   readonly maxBytes: number;
+  /** Reading on from a record boundary in the middle of a UTF-8 file: its byte offset and line. */
+  readonly continueAt?: { readonly start: number; readonly line: number };
   /** Longest physical line accepted, in UTF-8 bytes (guards against a value of many megabytes). */
   readonly maxLineBytes: number;
   /** Words for the line-length refusal: what the longest payout value is. */
@@ -296,6 +298,12 @@ export class InputChecker {
 
   constructor(opts: InputCheckerOptions) {
     this.opts = opts;
+    if (opts.continueAt) {
+      this.encoding = UTF8;
+      this.started = true;
+      this.line = opts.continueAt.line;
+      this.bytesIn = opts.continueAt.start;
+    }
   }
 
   /** The encoding chosen, once known. */

@@ -21,10 +21,11 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { Transform, pipeline } from 'node:stream';
-import { parse, type CsvError } from 'csv-parse';
+import { parse, type CsvError, type Options as CsvOptions } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
 import { CashoutError } from '../errors.js';
 import type { Config } from '../config.js';
-import { InputChecker, formatBytes } from './encoding.js';
+import { InputChecker, formatBytes, type TextEncoding } from './encoding.js';
 
 /** One data record: its cells in file order and the line it starts on. */
 export interface CsvRecord {
@@ -63,10 +64,11 @@ export function maxRecordBytesFor(maxFieldLength: number): number {
 
 /** Builds the read options of a command from the configuration and its `--delimiter`/`--encoding` flags. */
 export function readOptionsFrom(
-  config: Pick<Config, 'maxFileBytes' | 'maxRows' | 'maxFieldLength'>,
+  config: Pick<Config, 'maxFileBytes' | 'maxRows' | 'maxFieldLength'> & Partial<Pick<Config, 'importThreads'>>,
   flags: { readonly delimiter?: string | undefined; readonly encoding?: string | undefined } = {},
-): ReadOptions {
+): ReadOptions & { readonly threads?: number } {
   return {
+    ...(config.importThreads === undefined ? {} : { threads: config.importThreads }),
     ...(flags.delimiter === undefined ? {} : { delimiter: flags.delimiter }),
     ...(flags.encoding === undefined ? {} : { encoding: flags.encoding }),
     maxBytes: config.maxFileBytes,
@@ -92,12 +94,18 @@ function limitsOf(options: ReadOptions): Limits {
   };
 }
 
-function checkerFor(path: string, options: ReadOptions, limits: Limits): InputChecker {
+/** The longest physical line accepted for a record limit: twice it plus 4 KiB. */
+export function maxLineBytesFor(maxRecordBytes: number): number {
+  return 2 * maxRecordBytes + 4096;
+}
+
+function checkerFor(path: string, options: ReadOptions, limits: Limits, from?: ReadFrom): InputChecker {
   return new InputChecker({
     path,
+    ...(from ? { continueAt: from } : {}),
     encoding: options.encoding,
     maxBytes: limits.maxBytes,
-    maxLineBytes: 2 * limits.maxRecordBytes + 4096,
+    maxLineBytes: maxLineBytesFor(limits.maxRecordBytes),
     describeLineLimit: () => overLongAdvice(limits),
   });
 }
@@ -109,7 +117,8 @@ function overLongAdvice(limits: Limits): string {
   );
 }
 
-function lineBreaks(cells: readonly string[]): number {
+/** Physical line breaks (CRLF, CR or LF, each once) inside the cells of one record. */
+export function lineBreaks(cells: readonly string[]): number {
   let n = 0;
   for (const c of cells) {
     if (c.indexOf('\n') === -1 && c.indexOf('\r') === -1) continue;
@@ -119,7 +128,8 @@ function lineBreaks(cells: readonly string[]): number {
   return n;
 }
 
-function isBlank(cells: readonly string[]): boolean {
+/** True for a blank line or a line of empty cells (skipped, never a row). */
+export function isBlank(cells: readonly string[]): boolean {
   for (const c of cells) if (c.trim() !== '') return false;
   return true;
 }
@@ -129,8 +139,9 @@ function isBlank(cells: readonly string[]): boolean {
  * empty (`file_empty`), over `maxBytes` (`file_too_large`), binary (`file_binary`), an encoding
  * that is not UTF-8 or UTF-16 with a byte-order mark, or contradicts `encoding` (`file_encoding`).
  * Each refusal says what to do. `readRecords` checks the rest of the file as it reads it.
+ * Returns the encoding the file will be read with.
  */
-export async function sniffFile(path: string, options: ReadOptions = {}): Promise<void> {
+export async function sniffFile(path: string, options: ReadOptions = {}): Promise<TextEncoding | undefined> {
   const limits = limitsOf(options);
   let handle;
   try {
@@ -157,6 +168,7 @@ export async function sniffFile(path: string, options: ReadOptions = {}): Promis
     const checker = checkerFor(path, options, limits);
     checker.push(buf.subarray(0, bytesRead));
     if (bytesRead >= size) checker.end();
+    return checker.chosen;
   } finally {
     await handle.close();
   }
@@ -178,17 +190,9 @@ export async function fileSize(path: string): Promise<number> {
   return (await stat(path)).size;
 }
 
-/**
- * Reads a payout CSV: yields the header record (line 1 or the first non-blank line) first, then
- * each data record. Throws `CashoutError('csv_malformed')` with the line for unterminated quotes,
- * over-long records and similar defects, `too_many_rows` past `maxRows` data rows, the encoding
- * and binary refusals of `InputChecker`, and `file_empty` when there is no record at all. Call
- * `sniffFile` first for a clear answer before the first record.
- */
-export async function* readRecords(path: string, options: ReadOptions = {}): AsyncGenerator<CsvRecord> {
-  const limits = limitsOf(options);
-  const checker = checkerFor(path, options, limits);
-  const parser = parse({
+/** The csv-parse options of a payout file, shared by the streaming and the chunk readers. */
+export function csvOptions(options: Pick<ReadOptions, 'delimiter'>, maxRecordBytes: number): CsvOptions {
+  return {
     bom: true,
     delimiter: options.delimiter ?? ',',
     // Every usual line end, also mixed in one file (rows appended by another program).
@@ -198,8 +202,53 @@ export async function* readRecords(path: string, options: ReadOptions = {}): Asy
     // as spreadsheets read it; a value that starts with a quote must still close it.
     relax_quotes: true,
     skip_empty_lines: false,
-    max_record_size: limits.maxRecordBytes,
-  });
+    max_record_size: maxRecordBytes,
+  };
+}
+
+/** The record limit of a read (see `maxRecordBytesFor`). */
+export function recordLimitOf(options: ReadOptions): number {
+  return limitsOf(options).maxRecordBytes;
+}
+
+/**
+ * Parses one in-memory piece of a UTF-8 payout file that starts and ends on record boundaries
+ * (see `./split-chunks.ts`): returns its records that are not blank, each with its line counted
+ * from the piece's first line (0), and the number of physical lines the piece spans. Throws
+ * csv-parse's error for malformed CSV; the caller then reads that part of the file with
+ * `readRecords`, which names the line.
+ */
+export function recordsOfBytes(bytes: Uint8Array, options: Pick<ReadOptions, 'delimiter'>, maxRecordBytes: number): { records: CsvRecord[]; lines: number } {
+  const cellsList = parseSync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), csvOptions(options, maxRecordBytes)) as string[][];
+  const records: CsvRecord[] = [];
+  let line = 0;
+  for (const cells of cellsList) {
+    const start = line;
+    line += 1 + lineBreaks(cells);
+    if (!isBlank(cells)) records.push({ line: start, cells });
+  }
+  return { records, lines: line };
+}
+
+/** Where `readRecords` starts when it reads on from the middle of a UTF-8 file. */
+export interface ReadFrom {
+  /** Byte offset of a record boundary. */
+  readonly start: number;
+  /** File line at that offset. */
+  readonly line: number;
+}
+
+/**
+ * Reads a payout CSV: yields the header record (line 1 or the first non-blank line) first, then
+ * each data record. Throws `CashoutError('csv_malformed')` with the line for unterminated quotes,
+ * over-long records and similar defects, `too_many_rows` past `maxRows` data rows, the encoding
+ * and binary refusals of `InputChecker`, and `file_empty` when there is no record at all. Call
+ * `sniffFile` first for a clear answer before the first record.
+ */
+export async function* readRecords(path: string, options: ReadOptions = {}, from?: ReadFrom): AsyncGenerator<CsvRecord> {
+  const limits = limitsOf(options);
+  const checker = checkerFor(path, options, limits, from);
+  const parser = parse(csvOptions(options, limits.maxRecordBytes));
   const check = new Transform({
     transform(chunk: Buffer, _enc, done) {
       try {
@@ -219,16 +268,17 @@ export async function* readRecords(path: string, options: ReadOptions = {}): Asy
     },
   });
   // The parser is destroyed with the first error of any stage, which ends the loop below with it.
-  pipeline(createReadStream(path), check, parser, () => undefined);
-  let line = 1;
-  let any = false;
+  pipeline(createReadStream(path, from ? { start: from.start } : {}), check, parser, () => undefined);
+  let line = from?.line ?? 1;
+  // Reading on from the middle of a file: the header was read before and the caller counts rows.
+  let any = from !== undefined;
   let dataRows = 0;
   try {
     for await (const cells of parser as AsyncIterable<string[]>) {
       const start = line;
       line += 1 + lineBreaks(cells);
       if (isBlank(cells)) continue;
-      if (any && ++dataRows > limits.maxRows) {
+      if (any && from === undefined && ++dataRows > limits.maxRows) {
         throw new CashoutError(
           'too_many_rows',
           `${path} has more than ${limits.maxRows} payout rows (line ${start} is row ${dataRows}), the most accepted in one file (CASHOUT_MAX_ROWS); split it into smaller files`,
@@ -243,7 +293,7 @@ export async function* readRecords(path: string, options: ReadOptions = {}): Asy
   } finally {
     parser.destroy();
   }
-  if (!any) throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
+  if (!any && from === undefined) throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
 }
 
 function toCashoutError(cause: unknown, path: string, recordLine: number, limits: Limits): CashoutError {

@@ -1,12 +1,15 @@
 /**
  * File → rows → items: streams a payout CSV, checks the header, validates each record and hands
- * each valid payout item or invalid row to the caller, in file order. Holds one record at a time.
+ * each valid payout item or invalid row to the caller, in file order. Built on the parallel
+ * reader (`./parallel-scan.ts`); memory stays flat whatever the file's size.
  * File-level problems throw a `CashoutError` (exit 2); row problems are reported, never thrown.
  */
-import { indexHeader, type HeaderIndex } from './columns.js';
-import { readRecords, sniffFile, type ReadOptions } from './read-rows.js';
-import { createRowValidator, type PayoutItem, type RowRules } from './validate-row.js';
+import type { HeaderIndex } from './columns.js';
+import { openScan, type ScanOptions } from './parallel-scan.js';
+import { ROW_INVALID, ROW_WALLET } from './check-chunk.js';
+import type { PayoutItem, RowRules } from './validate-row.js';
 import type { RowIssue } from './row-issues.js';
+import type { BankAccountItem, MobileWalletItem } from '../contract/withdrawal-api.js';
 import { CashoutError } from '../errors.js';
 
 /** An invalid row: its line, its cells as read, and every issue found. */
@@ -20,8 +23,8 @@ export interface InvalidRow {
 export interface ScanHandlers {
   /** Called once with the header, before any row. */
   onHeader?(header: readonly string[], index: HeaderIndex): void | Promise<void>;
-  /** A valid row: the payout item and the cells it was read from. */
-  onItem(item: PayoutItem, cells: readonly string[]): void | Promise<void>;
+  /** A valid row: the payout item. */
+  onItem(item: PayoutItem): void | Promise<void>;
   onInvalid(row: InvalidRow): void | Promise<void>;
 }
 
@@ -37,28 +40,43 @@ export interface ScanCounts {
  * file with no data rows); the limits of `options` (build them with `readOptionsFrom`) apply, and
  * the longest record follows `rules.maxFieldLength` unless `options` says otherwise.
  */
-export async function scanFile(path: string, rules: RowRules, handlers: ScanHandlers, options: ReadOptions = {}): Promise<ScanCounts> {
-  const read: ReadOptions = { maxFieldLength: rules.maxFieldLength, ...options };
-  await sniffFile(path, read);
-  let validate: ((cells: readonly string[], line: number) => ReturnType<ReturnType<typeof createRowValidator>>) | undefined;
+export async function scanFile(path: string, rules: RowRules, handlers: ScanHandlers, options: ScanOptions = {}): Promise<ScanCounts> {
+  const scan = await openScan(path, rules, options);
+  await handlers.onHeader?.(scan.header, scan.index);
   let rows = 0;
   let validRows = 0;
   let invalidRows = 0;
-  for await (const record of readRecords(path, read)) {
-    if (!validate) {
-      const index = indexHeader(record.cells);
-      validate = createRowValidator(index, rules);
-      await handlers.onHeader?.(record.cells, index);
-      continue;
-    }
-    rows++;
-    const outcome = validate(record.cells, record.line);
-    if (outcome.ok) {
+  for await (const s of scan.parts) {
+    const { part } = s;
+    const items = part.piasters.length === 0 ? [] : part.items.split('\n');
+    let j = 0;
+    let k = 0;
+    for (let i = 0; i < part.kinds.length; i++) {
+      rows++;
+      const line = s.baseLine + part.rowLines[i]!;
+      const kind = part.kinds[i];
+      if (kind === ROW_INVALID) {
+        invalidRows++;
+        await handlers.onInvalid({ line, cells: part.invalid[k]!.cells, issues: s.invalidIssues[k]! });
+        k++;
+        continue;
+      }
+      const reference = s.references[j]!;
+      const earlier = s.earlierReference[j]!;
+      const fields = JSON.parse(items[j]!) as MobileWalletItem & BankAccountItem;
+      const cells = earlier !== 0 ? s.cellsOfValid(j) : undefined;
+      j++;
+      if (cells) {
+        invalidRows++;
+        await handlers.onInvalid({ line, cells, issues: [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlier } }] });
+        continue;
+      }
       validRows++;
-      await handlers.onItem(outcome.item, record.cells);
-    } else {
-      invalidRows++;
-      await handlers.onInvalid({ line: outcome.line, cells: record.cells, issues: outcome.issues });
+      await handlers.onItem(
+        kind === ROW_WALLET
+          ? { line, reference, channel: 'wallet', wallet: fields as MobileWalletItem }
+          : { line, reference, channel: 'bank', bank: fields as BankAccountItem },
+      );
     }
   }
   if (rows === 0) throw new CashoutError('no_data_rows', `${path} has a header but no payout rows`, { path });

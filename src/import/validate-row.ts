@@ -53,6 +53,8 @@ const INVISIBLE = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u20
  */
 const FREE_TEXT: readonly ColumnName[] = ['holder_name', 'description', 'bank_address', 'reference'];
 
+const TRIMMED: ReadonlySet<ColumnName> = new Set(FREE_TEXT);
+
 type Cells = Record<ColumnName, string>;
 
 function checkText(column: ColumnName, value: string, max: number): RowIssue | undefined {
@@ -129,9 +131,15 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
 /**
  * Builds the validator for one file. The returned function takes a record (the cells in file
  * order) and the line where it starts, and returns the payout item or every issue of the row.
- * It keeps the references seen so far to refuse a reference used twice in the file.
+ * Unless `checkReferences` is false, it keeps the references seen so far to refuse a reference
+ * used twice in the file (the parallel reader checks references in file order itself, with a
+ * compact table: `../batch/fingerprint-table.ts`).
  */
-export function createRowValidator(header: HeaderIndex, rules: RowRules): (record: readonly string[], line: number) => RowOutcome {
+export function createRowValidator(
+  header: HeaderIndex,
+  rules: RowRules,
+  { checkReferences = true }: { readonly checkReferences?: boolean } = {},
+): (record: readonly string[], line: number) => RowOutcome {
   const width = Math.max(...COLUMNS.map((c) => header[c])) + 1;
   const firstLineOfReference = new Map<string, number>();
 
@@ -154,12 +162,12 @@ export function createRowValidator(header: HeaderIndex, rules: RowRules): (recor
     for (const c of COLUMNS) {
       const i = header[c];
       const raw = i < 0 ? '' : (record[i] ?? '');
-      cells[c] = FREE_TEXT.includes(c) ? raw.trim() : raw;
+      cells[c] = TRIMMED.has(c) ? raw.trim() : raw;
     }
     const parsed = RowSchema.safeParse(cells);
     const issues: RowIssue[] = parsed.success ? [] : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
     const reference = cells.reference;
-    if (reference !== '') {
+    if (checkReferences && reference !== '') {
       const first = firstLineOfReference.get(reference);
       if (first !== undefined) issues.push({ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } });
       else firstLineOfReference.set(reference, line);

@@ -1,0 +1,280 @@
+/**
+ * One piece of a payout file → its rows, validated, in a compact form that crosses threads
+ * cheaply. This is the work of an import thread (`./validate-thread.ts`); with no threads the
+ * reader (`./parallel-scan.ts`) calls it directly. Each row is checked by the row rules alone
+ * (`./validate-row.ts`); the checks that span the file (a reference used twice, possible
+ * duplicates, wallet totals) happen afterwards in file order, over the fingerprints given here.
+ *
+ * A piece is either bytes of a UTF-8 file cut on record boundaries (`bytes` task: any defect,
+ * even one caused by a wrong cut, answers `fallback`, and the reader reads the file on from that
+ * piece with `stream`), or the file read on from a byte offset to its end (`stream` task, for
+ * other encodings and malformed files: its errors are the file's errors, with their lines).
+ */
+import { isUtf8 } from 'node:buffer';
+import { CashoutError } from '../errors.js';
+import type { HeaderIndex } from './columns.js';
+import { fingerprintInto } from './fingerprint.js';
+import { parse } from 'csv-parse';
+import { csvOptions, isBlank, lineBreaks, readRecords, type CsvRecord, type ReadOptions } from './read-rows.js';
+import type { RowIssue } from './row-issues.js';
+import { createRowValidator, type RowRules } from './validate-row.js';
+import { toPiasters } from '../money.js';
+
+/** What every piece of one file is checked with. */
+export interface ChunkSettings {
+  readonly path: string;
+  readonly header: HeaderIndex;
+  readonly rules: RowRules;
+  readonly read: ReadOptions;
+  readonly maxRecordBytes: number;
+  /** Longest physical line, in bytes (the streaming reader's limit: refused there with its line). */
+  readonly maxLineBytes: number;
+}
+
+function gapOver(bytes: Uint8Array, byte: number, from: number, to: number, max: number): boolean {
+  let prev = from;
+  for (let i = bytes.indexOf(byte, from); ; i = bytes.indexOf(byte, i + 1)) {
+    const end = i === -1 || i > to ? to : i;
+    if (end - prev > max) return true;
+    if (end === to) return false;
+    prev = i + 1;
+  }
+}
+
+/** True when a line of `bytes` (split at LF, or at CR within a longer stretch) is longer than `max` bytes. */
+function hasLineOver(bytes: Uint8Array, max: number): boolean {
+  let prev = 0;
+  for (let i = bytes.indexOf(0x0a); ; i = bytes.indexOf(0x0a, i + 1)) {
+    const end = i === -1 ? bytes.length : i;
+    if (end - prev > max && gapOver(bytes, 0x0d, prev, end, max)) return true;
+    if (i === -1) return false;
+    prev = i + 1;
+  }
+}
+
+/** A piece of work: bytes cut on record boundaries, or the file from an offset to its end. */
+export type ChunkTask =
+  | { readonly kind: 'bytes'; readonly index: number; readonly bytes: Uint8Array; readonly first: boolean }
+  | { readonly kind: 'stream'; readonly index: number; readonly start: number; readonly line: number; readonly first: boolean };
+
+/** Row kinds in `ChunkPart.kinds`. */
+export const ROW_WALLET = 0;
+export const ROW_BANK = 1;
+export const ROW_INVALID = 2;
+
+/** Words of `ChunkPart.fingerprints` per valid row: reference, number+amount, holder+amount, wallet. */
+export const FP_WORDS = 8;
+
+/** An invalid row as read: its cells and every issue of the row rules. */
+export interface InvalidCells {
+  readonly cells: readonly string[];
+  readonly issues: readonly RowIssue[];
+}
+
+/**
+ * The rows of a piece (a `stream` task sends several parts; `last` marks the final one).
+ * Per row (in file order): `kinds[i]` and `rowLines[i]` (line counted from the task's first line,
+ * 0). Per valid row (in order): `piasters[j]` (the amount), `fingerprints[8j..8j+7]` (reference —
+ * 0,0 when blank —, mobile or account number with amount, lower-cased holder with amount, mobile
+ * number — 0,0 for bank rows), the j-th line of `items` (the item as sent: JSON of the
+ * `mobile_wallets`/`bank_accounts` entry) and of `references`. Per invalid row: `invalid[k]`.
+ * `validCells` (stream tasks only) is JSON of the valid rows' cells, for rows the file-wide checks
+ * refuse; for bytes tasks the reader parses the piece again in that rare case.
+ */
+export interface ChunkPart {
+  readonly index: number;
+  readonly last: boolean;
+  /** Physical lines the task spans (bytes tasks; the line of the next piece is the sum). */
+  readonly lines: number;
+  readonly kinds: Uint8Array;
+  readonly rowLines: Int32Array;
+  readonly piasters: BigInt64Array;
+  readonly fingerprints: Uint32Array;
+  readonly items: string;
+  readonly references: string;
+  readonly invalid: readonly InvalidCells[];
+  readonly validCells?: string;
+  /** The piece could not be read as cut: read the file on from it (bytes tasks). */
+  readonly fallback?: boolean;
+  /** The file's error (stream tasks): code, message and context of a `CashoutError`. */
+  readonly error?: { readonly code: string; readonly message: string; readonly context: Record<string, unknown> };
+}
+
+const STREAM_PART_ROWS = 8192;
+
+/** Accumulates rows into a `ChunkPart`. */
+function createPartBuilder(capacity: number, withCells: boolean) {
+  let kinds = new Uint8Array(capacity);
+  let rowLines = new Int32Array(capacity);
+  let piasters = new BigInt64Array(capacity);
+  let fingerprints = new Uint32Array(capacity * FP_WORDS);
+  const items: string[] = [];
+  const references: string[] = [];
+  const invalid: InvalidCells[] = [];
+  const validCells: (readonly string[])[] = [];
+  let rows = 0;
+  let valid = 0;
+  const ensure = () => {
+    if (rows < kinds.length) return;
+    const grow = <T extends Uint8Array | Int32Array | BigInt64Array | Uint32Array>(a: T, n: number): T => {
+      const b = new (a.constructor as new (n: number) => T)(n);
+      b.set(a as never);
+      return b;
+    };
+    const n = Math.max(16, kinds.length * 2);
+    kinds = grow(kinds, n);
+    rowLines = grow(rowLines, n);
+    piasters = grow(piasters, n);
+    fingerprints = grow(fingerprints, n * FP_WORDS);
+  };
+  return {
+    get rows() {
+      return rows;
+    },
+    addInvalid(line: number, cells: readonly string[], issues: readonly RowIssue[]) {
+      ensure();
+      kinds[rows] = ROW_INVALID;
+      rowLines[rows++] = line;
+      invalid.push({ cells, issues });
+    },
+    addValid(kind: number, line: number, amount: bigint, item: string, reference: string, cells: readonly string[]): Uint32Array {
+      ensure();
+      kinds[rows] = kind;
+      rowLines[rows++] = line;
+      piasters[valid] = amount;
+      items.push(item);
+      references.push(reference);
+      if (withCells) validCells.push(cells);
+      valid++;
+      return fingerprints;
+    },
+    get valid() {
+      return valid;
+    },
+    finish(index: number, last: boolean, lines: number): ChunkPart {
+      return {
+        index,
+        last,
+        lines,
+        kinds: kinds.slice(0, rows),
+        rowLines: rowLines.slice(0, rows),
+        piasters: piasters.slice(0, valid),
+        fingerprints: fingerprints.slice(0, valid * FP_WORDS),
+        items: items.join('\n'),
+        references: references.join('\n'),
+        invalid,
+        ...(withCells ? { validCells: JSON.stringify(validCells) } : {}),
+      };
+    },
+  };
+}
+
+/** The empty part of a task that failed. */
+function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>): ChunkPart {
+  return {
+    index,
+    last: true,
+    lines: 0,
+    kinds: new Uint8Array(0),
+    rowLines: new Int32Array(0),
+    piasters: new BigInt64Array(0),
+    fingerprints: new Uint32Array(0),
+    items: '',
+    references: '',
+    invalid: [],
+    ...extra,
+  };
+}
+
+/**
+ * Makes the checker of one file: `run(task, send)` checks a task and hands each part to `send`
+ * (a bytes task sends one part; a stream task one part per 8,192 rows). Never throws for the
+ * file's problems: they come back in the part (`fallback` or `error`).
+ */
+export function createChunkChecker(settings: ChunkSettings) {
+  const validate = createRowValidator(settings.header, settings.rules, { checkReferences: false });
+
+  const addRecord = (part: ReturnType<typeof createPartBuilder>, record: CsvRecord, relLine: number) => {
+    const outcome = validate(record.cells, relLine);
+    if (!outcome.ok) {
+      part.addInvalid(relLine, record.cells, outcome.issues);
+      return;
+    }
+    const item = outcome.item;
+    const fields = item.channel === 'wallet' ? item.wallet : item.bank;
+    const fp = part.addValid(
+      item.channel === 'wallet' ? ROW_WALLET : ROW_BANK,
+      relLine,
+      toPiasters(fields.amount),
+      JSON.stringify(fields),
+      item.reference,
+      record.cells,
+    );
+    const at = (part.valid - 1) * FP_WORDS;
+    if (item.reference !== '') fingerprintInto(item.reference, fp, at);
+    const numberKey = item.channel === 'wallet' ? `m\u0000${item.wallet.mobile_number}\u0000${fields.amount}` : `a\u0000${item.bank.number}\u0000${fields.amount}`;
+    fingerprintInto(numberKey, fp, at + 2);
+    fingerprintInto(`h\u0000${fields.holder_name.toLowerCase()}\u0000${fields.amount}`, fp, at + 4);
+    if (item.channel === 'wallet') fingerprintInto(item.wallet.mobile_number, fp, at + 6);
+  };
+
+  const runBytes = async (task: Extract<ChunkTask, { kind: 'bytes' }>): Promise<ChunkPart> => {
+    const bytes = task.bytes;
+    if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes)) return failedPart(task.index, { fallback: true });
+    // Records are checked as csv-parse emits them, so none outlives its row.
+    const part = createPartBuilder(Math.max(16, bytes.length >> 7), false);
+    let skipHeader = task.first;
+    let line = 0;
+    const ok = await new Promise<boolean>((resolve) => {
+      const parser = parse(csvOptions(settings.read, settings.maxRecordBytes));
+      parser.on('data', (cells: string[]) => {
+        const start = line;
+        line += 1 + lineBreaks(cells);
+        if (isBlank(cells)) return;
+        if (skipHeader) {
+          skipHeader = false;
+          return;
+        }
+        addRecord(part, { line: start, cells }, start);
+      });
+      parser.on('end', () => resolve(true));
+      parser.on('error', () => resolve(false));
+      parser.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    });
+    if (!ok) return failedPart(task.index, { fallback: true });
+    return part.finish(task.index, true, line);
+  };
+
+  const runStream = async (task: Extract<ChunkTask, { kind: 'stream' }>, send: (part: ChunkPart) => void | Promise<void>): Promise<void> => {
+    let part = createPartBuilder(STREAM_PART_ROWS, true);
+    let skipHeader = task.first;
+    try {
+      const from = task.start === 0 && task.first ? undefined : { start: task.start, line: task.line };
+      // Row counts are kept by the reader, in file order; the limit here only stops runaway files.
+      for await (const record of readRecords(settings.path, { ...settings.read, maxRows: Number.MAX_SAFE_INTEGER }, from)) {
+        if (skipHeader) {
+          skipHeader = false;
+          continue;
+        }
+        addRecord(part, record, record.line - task.line);
+        if (part.rows >= STREAM_PART_ROWS) {
+          await send(part.finish(task.index, false, 0));
+          part = createPartBuilder(STREAM_PART_ROWS, true);
+        }
+      }
+    } catch (err) {
+      await send(part.finish(task.index, false, 0));
+      const e = err instanceof CashoutError ? err : new CashoutError('file_unreadable', `cannot read ${settings.path}: ${(err as Error).message}`, { path: settings.path });
+      await send(failedPart(task.index, { error: { code: e.code, message: e.message, context: e.context } }));
+      return;
+    }
+    await send(part.finish(task.index, true, 0));
+  };
+
+  return {
+    async run(task: ChunkTask, send: (part: ChunkPart) => void | Promise<void>): Promise<void> {
+      if (task.kind === 'bytes') await send(await runBytes(task));
+      else await runStream(task, send);
+    },
+  };
+}
