@@ -58,13 +58,24 @@ export function createFingerprintTable(fullKey: boolean, expected: () => number 
     const capacity = Math.max(MIN_SLOTS, Math.ceil(keys / MAX_LOAD));
     levels.push({ capacity, keys: new Uint32Array(capacity * words), values: new Uint32Array(capacity), size: 0 });
   };
-  /** Level and slot of the key, or -1 and the newest level's free slot for it. */
-  const find = (hi: number, lo: number): { level: Level; slot: number; found: boolean } => {
-    for (const level of levels) {
-      let s = slotOf(hi, level.capacity);
-      while (level.values[s] !== 0) {
-        if (words === 2 ? level.keys[2 * s] === hi && level.keys[2 * s + 1] === lo : level.keys[s] === lo) return { level, slot: s, found: true };
-        s = s + 1 === level.capacity ? 0 : s + 1;
+  // The result of `find`, kept in variables instead of an object: no allocation per lookup.
+  let foundLevel: Level | undefined;
+  let foundSlot = 0;
+  /** True when the key is held (`foundLevel`/`foundSlot` point at it); else they point at the newest level's free slot for it. */
+  const find = (hi: number, lo: number): boolean => {
+    for (let i = 0; i < levels.length; i++) {
+      const level = levels[i]!;
+      const keys = level.keys;
+      const values = level.values;
+      const capacity = level.capacity;
+      let s = slotOf(hi, capacity);
+      while (values[s] !== 0) {
+        if (words === 2 ? keys[2 * s] === hi && keys[2 * s + 1] === lo : keys[s] === lo) {
+          foundLevel = level;
+          foundSlot = s;
+          return true;
+        }
+        s = s + 1 === capacity ? 0 : s + 1;
       }
     }
     if (levels.length === 0) addLevel(Math.max(MIN_SLOTS, expected()));
@@ -75,7 +86,9 @@ export function createFingerprintTable(fullKey: boolean, expected: () => number 
     }
     let s = slotOf(hi, level.capacity);
     while (level.values[s] !== 0) s = s + 1 === level.capacity ? 0 : s + 1;
-    return { level, slot: s, found: false };
+    foundLevel = level;
+    foundSlot = s;
+    return false;
   };
   const put = (level: Level, s: number, hi: number, lo: number, value: number) => {
     if (words === 2) {
@@ -89,17 +102,15 @@ export function createFingerprintTable(fullKey: boolean, expected: () => number 
 
   return {
     getOrAdd(hi, lo, value) {
-      const f = find(hi, lo);
-      if (f.found) return f.level.values[f.slot]!;
-      put(f.level, f.slot, hi, lo, value);
+      if (find(hi, lo)) return foundLevel!.values[foundSlot]!;
+      put(foundLevel!, foundSlot, hi, lo, value);
       return 0;
     },
     addTo(hi, lo, amount) {
       if (!(amount >= 1)) throw new RangeError('addTo takes an amount of at least 1');
-      const f = find(hi, lo);
-      if (f.found) return (f.level.values[f.slot] = Math.min(0xffffffff, f.level.values[f.slot]! + amount));
+      if (find(hi, lo)) return (foundLevel!.values[foundSlot] = Math.min(0xffffffff, foundLevel!.values[foundSlot]! + amount));
       const v = Math.min(0xffffffff, amount);
-      put(f.level, f.slot, hi, lo, v);
+      put(foundLevel!, foundSlot, hi, lo, v);
       return v;
     },
     get size() {

@@ -89,32 +89,51 @@ export function groupItems(items: readonly PayoutItem[], itemsPerRequest: number
 
 /**
  * A withdrawal request ready for the ledger, its body already JSON (`bodyJson`, the same text
- * `JSON.stringify(body)` gives): what the import stages. Other fields as in `WithdrawalRequest`.
+ * `JSON.stringify(body)` gives; UTF-8 bytes from the import): what the import stages. Other
+ * fields as in `WithdrawalRequest`.
  */
 export interface StagedRequest extends Omit<WithdrawalRequest, 'body'> {
-  readonly bodyJson: string;
+  readonly bodyJson: string | Buffer;
 }
 
+const OPEN_WALLETS = Buffer.from('{"mobile_wallets":[');
+const OPEN_BANKS = Buffer.from('{"bank_accounts":[');
+const THEN_BANKS = Buffer.from('],"bank_accounts":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
 /**
- * The streaming grouper of the import, over items already serialised by the import threads:
- * `add` takes one valid row (its channel, file line, item JSON, reference and amount in piasters)
- * and returns a finished request each time `itemsPerRequest` items have gathered; `finish`
- * returns the last partial one. Same grouping and body as `createGrouper` (interface doc §2.4).
+ * The streaming grouper of the import, over items the import threads already turned into UTF-8
+ * JSON: `add` takes one valid row (its channel, file line, item bytes, reference and amount in
+ * piasters) and returns a finished request each time `itemsPerRequest` items have gathered;
+ * `finish` returns the last partial one. Same grouping and body as `createGrouper` (interface
+ * doc §2.4): wallets first, an empty array left out.
  */
 export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
   if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1) throw new RangeError('itemsPerRequest must be a positive integer');
   let seq = firstSeq;
-  let wallets: string[] = [];
-  let banks: string[] = [];
+  let wallets: Uint8Array[] = [];
+  let banks: Uint8Array[] = [];
   let walletLines: number[] = [];
   let bankLines: number[] = [];
   let references: Record<string, string> = {};
   let total = 0n;
+  const joinTo = (out: Uint8Array[], items: readonly Uint8Array[]) => {
+    items.forEach((item, i) => {
+      if (i > 0) out.push(COMMA);
+      out.push(item);
+    });
+  };
   const build = (): StagedRequest => {
-    const parts: string[] = [];
-    if (wallets.length > 0) parts.push(`"mobile_wallets":[${wallets.join(',')}]`);
-    if (banks.length > 0) parts.push(`"bank_accounts":[${banks.join(',')}]`);
-    const req: StagedRequest = { seq: seq++, bodyJson: `{${parts.join(',')}}`, walletLines, bankLines, totalPiasters: total, references };
+    const parts: Uint8Array[] = [];
+    if (wallets.length > 0) {
+      parts.push(OPEN_WALLETS);
+      joinTo(parts, wallets);
+      if (banks.length > 0) parts.push(THEN_BANKS);
+    } else parts.push(OPEN_BANKS);
+    joinTo(parts, banks);
+    parts.push(CLOSE);
+    const req: StagedRequest = { seq: seq++, bodyJson: Buffer.concat(parts), walletLines, bankLines, totalPiasters: total, references };
     wallets = [];
     banks = [];
     walletLines = [];
@@ -124,12 +143,12 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
     return req;
   };
   return {
-    add(channel: 'wallet' | 'bank', line: number, itemJson: string, reference: string, piasters: bigint): StagedRequest | undefined {
+    add(channel: 'wallet' | 'bank', line: number, item: Uint8Array, reference: string, piasters: bigint): StagedRequest | undefined {
       if (channel === 'wallet') {
-        wallets.push(itemJson);
+        wallets.push(item);
         walletLines.push(line);
       } else {
-        banks.push(itemJson);
+        banks.push(item);
         bankLines.push(line);
       }
       if (reference !== '') references[line] = reference;

@@ -12,7 +12,6 @@ export async function validateCommand(ctx: AppContext, file: string, opts: { del
     file,
     ctx.rules,
     {
-      onItem() {},
       onInvalid(row) {
         for (const issue of row.issues) out.push(`line ${row.line}, ${issue.column}: ${describeIssue(issue)}`);
         if (out.length >= 1000) {

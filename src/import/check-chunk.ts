@@ -76,8 +76,9 @@ export interface InvalidCells {
  * Per row (in file order): `kinds[i]` and `rowLines[i]` (line counted from the task's first line,
  * 0). Per valid row (in order): `piasters[j]` (the amount), `fingerprints[8j..8j+7]` (reference —
  * 0,0 when blank —, mobile or account number with amount, lower-cased holder with amount, mobile
- * number — 0,0 for bank rows), the j-th line of `items` (the item as sent: JSON of the
- * `mobile_wallets`/`bank_accounts` entry) and of `references`. Per invalid row: `invalid[k]`.
+ * number — 0,0 for bank rows), the j-th item (as sent: JSON of the
+ * `mobile_wallets`/`bank_accounts` entry, as UTF-8 bytes in `itemBytes`, so the request bodies are
+ * encoded by the threads) and the j-th line of `references`. Per invalid row: `invalid[k]`.
  * `validCells` (stream tasks only) is JSON of the valid rows' cells, for rows the file-wide checks
  * refuse; for bytes tasks the reader parses the piece again in that rare case.
  */
@@ -90,7 +91,9 @@ export interface ChunkPart {
   readonly rowLines: Int32Array;
   readonly piasters: BigInt64Array;
   readonly fingerprints: Uint32Array;
-  readonly items: string;
+  /** The valid rows' items as UTF-8 JSON, one after the other; item j ends at `itemEnds[j]`. */
+  readonly itemBytes: Uint8Array;
+  readonly itemEnds: Uint32Array;
   readonly references: string;
   readonly invalid: readonly InvalidCells[];
   readonly validCells?: string;
@@ -108,7 +111,9 @@ function createPartBuilder(capacity: number, withCells: boolean) {
   let rowLines = new Int32Array(capacity);
   let piasters = new BigInt64Array(capacity);
   let fingerprints = new Uint32Array(capacity * FP_WORDS);
-  const items: string[] = [];
+  let itemBytes = Buffer.allocUnsafe(Math.max(1024, capacity * 192));
+  let itemEnds = new Uint32Array(capacity);
+  let itemLength = 0;
   const references: string[] = [];
   const invalid: InvalidCells[] = [];
   const validCells: (readonly string[])[] = [];
@@ -126,6 +131,7 @@ function createPartBuilder(capacity: number, withCells: boolean) {
     rowLines = grow(rowLines, n);
     piasters = grow(piasters, n);
     fingerprints = grow(fingerprints, n * FP_WORDS);
+    itemEnds = grow(itemEnds, n);
   };
   return {
     get rows() {
@@ -142,7 +148,13 @@ function createPartBuilder(capacity: number, withCells: boolean) {
       kinds[rows] = kind;
       rowLines[rows++] = line;
       piasters[valid] = amount;
-      items.push(item);
+      if (itemLength + 3 * item.length > itemBytes.length) {
+        const bigger = Buffer.allocUnsafe(2 * (itemLength + 3 * item.length));
+        itemBytes.copy(bigger, 0, 0, itemLength);
+        itemBytes = bigger;
+      }
+      itemLength += itemBytes.write(item, itemLength, 'utf8');
+      itemEnds[valid] = itemLength;
       references.push(reference);
       if (withCells) validCells.push(cells);
       valid++;
@@ -160,7 +172,8 @@ function createPartBuilder(capacity: number, withCells: boolean) {
         rowLines: rowLines.slice(0, rows),
         piasters: piasters.slice(0, valid),
         fingerprints: fingerprints.slice(0, valid * FP_WORDS),
-        items: items.join('\n'),
+        itemBytes: new Uint8Array(itemBytes.subarray(0, itemLength)),
+        itemEnds: itemEnds.slice(0, valid),
         references: references.join('\n'),
         invalid,
         ...(withCells ? { validCells: JSON.stringify(validCells) } : {}),
@@ -179,7 +192,8 @@ function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>)
     rowLines: new Int32Array(0),
     piasters: new BigInt64Array(0),
     fingerprints: new Uint32Array(0),
-    items: '',
+    itemBytes: new Uint8Array(0),
+    itemEnds: new Uint32Array(0),
     references: '',
     invalid: [],
     ...extra,

@@ -36,7 +36,7 @@ export const CHUNK_BYTES = 512 * 1024;
  * Heap of an import thread, MiB. Its live data is one piece's rows (about 10 MiB), so a small heap
  * only makes it collect its garbage sooner, which keeps the process's memory flat.
  */
-const THREAD_HEAP = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 } as const;
+const THREAD_HEAP = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 16 } as const;
 
 /** How a file is read: the read options plus the number of import threads. */
 export interface ScanOptions extends ReadOptions {

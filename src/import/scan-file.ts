@@ -23,8 +23,8 @@ export interface InvalidRow {
 export interface ScanHandlers {
   /** Called once with the header, before any row. */
   onHeader?(header: readonly string[], index: HeaderIndex): void | Promise<void>;
-  /** A valid row: the payout item. */
-  onItem(item: PayoutItem): void | Promise<void>;
+  /** A valid row: the payout item (left out: valid rows are only counted, which is cheaper). */
+  onItem?(item: PayoutItem): void | Promise<void>;
   onInvalid(row: InvalidRow): void | Promise<void>;
 }
 
@@ -48,7 +48,7 @@ export async function scanFile(path: string, rules: RowRules, handlers: ScanHand
   let invalidRows = 0;
   for await (const s of scan.parts) {
     const { part } = s;
-    const items = part.piasters.length === 0 ? [] : part.items.split('\n');
+    const itemText = (j: number) => Buffer.from(part.itemBytes.buffer, part.itemBytes.byteOffset + (j === 0 ? 0 : part.itemEnds[j - 1]!), part.itemEnds[j]! - (j === 0 ? 0 : part.itemEnds[j - 1]!)).toString('utf8');
     let j = 0;
     let k = 0;
     for (let i = 0; i < part.kinds.length; i++) {
@@ -63,15 +63,16 @@ export async function scanFile(path: string, rules: RowRules, handlers: ScanHand
       }
       const reference = s.references[j]!;
       const earlier = s.earlierReference[j]!;
-      const fields = JSON.parse(items[j]!) as MobileWalletItem & BankAccountItem;
       const cells = earlier !== 0 ? s.cellsOfValid(j) : undefined;
-      j++;
+      const at = j++;
       if (cells) {
         invalidRows++;
         await handlers.onInvalid({ line, cells, issues: [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlier } }] });
         continue;
       }
       validRows++;
+      if (!handlers.onItem) continue;
+      const fields = JSON.parse(itemText(at)) as MobileWalletItem & BankAccountItem;
       await handlers.onItem(
         kind === ROW_WALLET
           ? { line, reference, channel: 'wallet', wallet: fields as MobileWalletItem }

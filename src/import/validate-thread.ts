@@ -15,7 +15,7 @@ let wakeOnAck: (() => void) | undefined;
 let queue = Promise.resolve();
 
 function transferOf(part: ChunkPart): ArrayBuffer[] {
-  return [part.kinds.buffer, part.rowLines.buffer, part.piasters.buffer, part.fingerprints.buffer] as ArrayBuffer[];
+  return [part.kinds.buffer, part.rowLines.buffer, part.piasters.buffer, part.fingerprints.buffer, part.itemBytes.buffer, part.itemEnds.buffer] as ArrayBuffer[];
 }
 
 port.on('message', (message: ChunkTask | { ack: number }) => {
