@@ -6,21 +6,36 @@ import type { Queue } from 'bullmq';
 import { requestJobId } from '../batch/batch-id.js';
 import { SUBMIT_JOB_OPTIONS, type SubmitJobData } from './queues.js';
 
-/** Adds a job for each seq of the batch (chunks of `chunk`, default 500). */
-export async function enqueueRequests(queue: Queue<SubmitJobData>, batchId: string, seqs: Iterable<number>, chunk = 500): Promise<number> {
+/**
+ * Adds a job for each seq of the batch, `chunk` jobs (default 500) per `addBulk`, with at most
+ * `inFlight` (default 4) `addBulk` calls waiting on Redis at once: memory stays bounded and Redis
+ * is kept busy. Returns the number of jobs added (already present ids count too).
+ */
+export async function enqueueRequests(queue: Queue<SubmitJobData>, batchId: string, seqs: Iterable<number>, chunk = 500, inFlight = 4): Promise<number> {
   let buffer: { name: string; data: SubmitJobData; opts: typeof SUBMIT_JOB_OPTIONS }[] = [];
   let added = 0;
+  const pending = new Set<Promise<void>>();
   const flush = async () => {
     if (buffer.length === 0) return;
-    await queue.addBulk(buffer);
-    added += buffer.length;
+    const jobs = buffer;
     buffer = [];
+    const p: Promise<void> = queue.addBulk(jobs).then(() => {
+      added += jobs.length;
+      pending.delete(p);
+    });
+    pending.add(p);
+    if (pending.size >= inFlight) await Promise.race(pending);
   };
-  for (const seq of seqs) {
-    buffer.push({ name: 'submit-withdrawal', data: { batchId, seq }, opts: { ...SUBMIT_JOB_OPTIONS, jobId: requestJobId(batchId, seq) } });
-    if (buffer.length >= chunk) await flush();
+  try {
+    for (const seq of seqs) {
+      buffer.push({ name: 'submit-withdrawal', data: { batchId, seq }, opts: { ...SUBMIT_JOB_OPTIONS, jobId: requestJobId(batchId, seq) } });
+      if (buffer.length >= chunk) await flush();
+    }
+    await flush();
+  } finally {
+    await Promise.allSettled(pending);
   }
-  await flush();
+  await Promise.all(pending);
   return added;
 }
 
