@@ -32,22 +32,52 @@ export interface WorkerSettings {
   readonly makeDurable?: () => Promise<void>;
   /** Metrics of this process, fed with each submission. */
   readonly metrics?: MetricsRegistry;
+  /**
+   * False: connect and get ready, but take no job (and run no recovery sweep) until `start()`.
+   * Default true.
+   */
+  readonly autorun?: boolean;
 }
 
 /** A running submit worker. */
 export interface RunningWorker {
-  readonly worker: Worker;
+  /** The BullMQ workers that share its concurrency (see `concurrencyShares`). */
+  readonly workers: readonly Worker[];
+  /** Resolves once its Redis connections are ready (rejects when they cannot be made). */
+  ready(): Promise<void>;
+  /** Starts taking jobs and the recovery sweep, for a worker made with `autorun: false`; else nothing. */
+  start(): void;
   /** Stops taking jobs, lets in-flight submissions finish and be recorded, then closes. */
   close(): Promise<void>;
 }
 
-/** Starts a submit worker and its crash-recovery sweep. */
+/** Time from a worker's start to its first recovery sweep, in ms. */
+const FIRST_SWEEP_DELAY_MS = 500;
+
+/** Most jobs one BullMQ worker of the process runs at once. */
+const JOBS_PER_BULLMQ_WORKER = 10;
+
+/**
+ * How `concurrency` jobs in flight are shared among the process's BullMQ workers: shares of at
+ * most 10 (sum = `concurrency`). A BullMQ worker takes its first jobs one after another before it
+ * starts any; several of them take theirs side by side, so all requests are sent sooner at start.
+ */
+export function concurrencyShares(concurrency: number): number[] {
+  const count = Math.max(1, Math.ceil(concurrency / JOBS_PER_BULLMQ_WORKER));
+  return Array.from({ length: count }, (_, i) => Math.floor(concurrency / count) + (i < concurrency % count ? 1 : 0));
+}
+
+/**
+ * Starts a submit worker (BullMQ; `settings.concurrency` jobs at once in this process, shared by
+ * `concurrencyShares`; the queue-wide rate limit) and its crash-recovery sweep: at once, or at
+ * `start()` with `autorun: false`.
+ */
 export function startSubmitWorker(
   settings: WorkerSettings,
   deps: { ledger: Ledger; client: PaymentClient; log: Logger; queue: Queue<SubmitJobData>; onBatchDone?: (batchId: string) => Promise<void> },
 ): RunningWorker {
   const workerId = `${hostname()}:${process.pid}`;
-  let worker: Worker | undefined;
+  const workers: Worker[] = [];
   const processor = createSubmitProcessor({
     ledger: deps.ledger,
     client: deps.client,
@@ -56,24 +86,29 @@ export function startSubmitWorker(
     connectRetries: settings.connectRetries,
     connectBackoffMs: settings.connectBackoffMs,
     queue: deps.queue,
-    worker: () => worker,
+    // A slow-down after a 429 is queue-wide: any of the workers may set it.
+    worker: () => workers[0],
     ...(settings.makeDurable ? { makeDurable: settings.makeDurable } : {}),
     ...(settings.metrics ? { observe: settings.metrics.observeSubmission } : {}),
     ...(deps.onBatchDone ? { onBatchDone: deps.onBatchDone } : {}),
   });
-  worker = new Worker(SUBMIT_QUEUE, processor, {
-    connection: settings.connection,
-    prefix: settings.prefix,
-    concurrency: settings.concurrency,
-    ...SUBMIT_WORKER_SAFETY,
-    lockDuration: settings.jobLockMs ?? 30_000,
-    stalledInterval: settings.jobLockMs ?? 30_000,
-    limiter: settings.rateLimitPerSecond > 0 ? { max: settings.rateLimitPerSecond, duration: 1000 } : { max: 1_000_000, duration: 1000 },
-  });
-  worker.on('failed', (job, err) => {
-    deps.log.warn({ jobId: job?.id, reason: err.message }, 'submission job failed');
-  });
-  worker.on('error', (err) => deps.log.error({ err: err.message }, 'worker error'));
+  for (const share of concurrencyShares(settings.concurrency)) {
+    const worker = new Worker(SUBMIT_QUEUE, processor, {
+      connection: settings.connection,
+      prefix: settings.prefix,
+      concurrency: share,
+      ...SUBMIT_WORKER_SAFETY,
+      lockDuration: settings.jobLockMs ?? 30_000,
+      stalledInterval: settings.jobLockMs ?? 30_000,
+      limiter: settings.rateLimitPerSecond > 0 ? { max: settings.rateLimitPerSecond, duration: 1000 } : { max: 1_000_000, duration: 1000 },
+      autorun: false,
+    });
+    worker.on('failed', (job, err) => {
+      deps.log.warn({ jobId: job?.id, reason: err.message }, 'submission job failed');
+    });
+    worker.on('error', (err) => deps.log.error({ err: err.message }, 'worker error'));
+    workers.push(worker);
+  }
 
   let first = true;
   const sweep = async () => {
@@ -84,14 +119,28 @@ export function startSubmitWorker(
       deps.log.warn({ err: (err as Error).message }, 'recovery sweep failed; will try again');
     }
   };
-  void sweep();
-  const timer = setInterval(() => void sweep(), Math.min(15_000, settings.jobLockMs ?? 30_000));
-  timer.unref();
+  let firstSweep: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  const start = () => {
+    if (running) return;
+    running = Promise.all(workers.map((w) => w.run().catch((err: Error) => deps.log.error({ err: err.message }, 'worker error'))));
+    // Recovery is not urgent: the first sweep waits until the first requests are on their way.
+    firstSweep = setTimeout(() => void sweep(), FIRST_SWEEP_DELAY_MS);
+    firstSweep.unref();
+    timer = setInterval(() => void sweep(), Math.min(15_000, settings.jobLockMs ?? 30_000));
+    timer.unref();
+  };
+  if (settings.autorun !== false) start();
   return {
-    worker,
+    workers,
+    ready: () => Promise.all(workers.map((w) => w.waitUntilReady())).then(() => undefined),
+    start,
     async close() {
+      clearTimeout(firstSweep);
       clearInterval(timer);
-      await worker!.close();
+      await Promise.all(workers.map((w) => w.close()));
+      await running;
     },
   };
 }

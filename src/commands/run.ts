@@ -38,9 +38,50 @@ export function exitCodeForSummary(s: ReportSummary, validRows: number): number 
   return EXIT.notAllAccepted;
 }
 
-/** Polls the ledger until the batch has no open request, showing progress. */
-export async function waitForBatch(ledger: Ledger, batchId: string, log: AppContext['log'], signal?: AbortSignal): Promise<void> {
+/** A pause that ends early when `wake()` is called (or at once when it was called since the last pause). */
+export interface Waker {
+  pause(ms: number): Promise<void>;
+  wake(): void;
+}
+
+/** Makes a `Waker`. */
+export function createWaker(): Waker {
+  let woken = false;
+  let end: (() => void) | undefined;
+  return {
+    pause(ms) {
+      if (woken) {
+        woken = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          end = undefined;
+          resolve();
+        }, ms);
+        end = () => {
+          clearTimeout(timer);
+          end = undefined;
+          resolve();
+        };
+      });
+    },
+    wake() {
+      if (end) end();
+      else woken = true;
+    },
+  };
+}
+
+/**
+ * Reads the ledger until the batch has no open request, showing progress. It looks every 200 ms,
+ * and at once when `waker` is woken (this process's worker recorded the batch's last outcome) or
+ * `signal` aborts. The ledger alone decides that the batch is done.
+ */
+export async function waitForBatch(ledger: Ledger, batchId: string, log: AppContext['log'], signal?: AbortSignal, waker: Waker = createWaker()): Promise<void> {
   const progress = startProgress(log, 'submitting', 'requests final');
+  const onAbort = () => waker.wake();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
       const b = await ledger.getBatch(batchId);
@@ -49,9 +90,10 @@ export async function waitForBatch(ledger: Ledger, batchId: string, log: AppCont
       progress.update(Math.max(0, last - b.open), last);
       if (b.open === 0 && b.state !== 'staging') break;
       if (signal?.aborted) break;
-      await new Promise((r) => setTimeout(r, 200));
+      await waker.pause(200);
     }
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     progress.stop();
   }
 }
@@ -81,29 +123,45 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     handles = await openQueues(ctx, { sandbox: opts.sandbox === true });
     const reading = startProgress(ctx.log, 'reading', 'rows');
     const makeDurable = opts.sandbox ? undefined : await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+    // The worker connects while the file is read, and takes no job before the batch is queued.
+    const client = paymentClientFor(ctx, target);
+    const done = createWaker();
+    let runBatch: string | undefined;
+    const worker = startSubmitWorker(
+      { ...workerSettingsFor(ctx, handles, { makeDurable }), autorun: false },
+      {
+        ledger: handles.ledger,
+        client,
+        log: ctx.log,
+        queue: handles.queue,
+        onBatchDone: async (id) => {
+          if (id === runBatch) done.wake();
+        },
+      },
+    );
     let imported: Awaited<ReturnType<typeof importBatch>>;
     try {
-      imported = await importBatch(
-        importDeps(ctx, handles, target.baseUrl),
-        file,
-        { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
-      );
-    } finally {
-      reading.stop();
-    }
-    batchId = imported.batchId;
-    if (imported.state === 'queued') {
-      const client = paymentClientFor(ctx, target);
-      const worker = startSubmitWorker(
-        workerSettingsFor(ctx, handles, { makeDurable }),
-        { ledger: handles.ledger, client, log: ctx.log, queue: handles.queue },
-      );
+      const ready = worker.ready();
+      ready.catch(() => undefined); // awaited below, once the batch is queued
       try {
-        await waitForBatch(handles.ledger, imported.batchId, ctx.log, stop.signal);
+        imported = await importBatch(
+          importDeps(ctx, handles, target.baseUrl),
+          file,
+          { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
+        );
       } finally {
-        await worker.close();
-        await client.close();
+        reading.stop();
       }
+      batchId = imported.batchId;
+      if (imported.state === 'queued') {
+        await ready;
+        runBatch = imported.batchId;
+        if (!stop.signal.aborted) worker.start();
+        await waitForBatch(handles.ledger, imported.batchId, ctx.log, stop.signal, done);
+      }
+    } finally {
+      await worker.close();
+      await client.close();
     }
     const summary = await writeReport(handles.ledger, imported.batchId);
     process.stdout.write(formatSummary(summary, imported.reportDir));

@@ -31,7 +31,8 @@ export const NON_CREATING_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>(['
 /**
  * Fault configuration of the sandbox. Probabilities are per authenticated POST.
  *
- * - `latencyMs`: delay in milliseconds before answering, fixed or uniform in `[min, max]`.
+ * - `latencyMs`: time in milliseconds from a request's arrival to its answer (its checks run within
+ *   it), fixed or uniform in `[min, max]`.
  * - `rates`: probability 0..1 of each kind, checked in `FAULT_KINDS` order; their sum is at most 1
  *   and the rest is the share of requests answered normally.
  *   - `http500` / `http503`: answer 500 / 503 JSON, nothing created.

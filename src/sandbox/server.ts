@@ -6,6 +6,7 @@
  * endpoints under `/__sandbox/` expose the ledger and change the faults at run time.
  */
 import { timingSafeEqual, randomInt } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
@@ -98,7 +99,9 @@ function mediaType(header: string | undefined): string {
 /**
  * Starts a sandbox and resolves once it listens. Behaviour of `POST /api/v1/merchant/withdrawal`:
  * - `Authorization` must be exactly `Bearer <token>` (§5.1), else 401 JSON; nothing created.
- * - Non-creating faults (500, 503, 429, hang) are answered next, before validation.
+ * - The answer comes `latencyMs` after the request arrived (its headers were read); the body is
+ *   read and checked within that time. Timers are late by a millisecond or two under load.
+ * - Non-creating faults (500, 503, 429, hang) are answered next, whatever the body's checks found.
  * - A body that is not `application/json` or not JSON gives 422 in the §7 layout (key `body`);
  *   a body over `bodyLimitBytes` gives 413 in the same layout.
  * - Validation per §2.4 (`./item-rules.ts`); any problem gives 422 (§7) and nothing is created.
@@ -117,15 +120,29 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const banks = opts.banks;
   const adminNeedsToken = !isLoopback(host);
 
-  let ledger: SandboxLedgerEntry[] = [];
+  // Created requests are kept as the bytes received (cheap to keep for hundreds of thousands of
+  // items) and turned into frozen entries when first read.
+  interface Created {
+    readonly id: number;
+    readonly created_at: string;
+    readonly raw: Buffer;
+    entry?: SandboxLedgerEntry;
+  }
+  let ledger: Created[] = [];
   let nextId = 1;
+  const entries = (): SandboxLedgerEntry[] =>
+    ledger.map((c) => (c.entry ??= deepFreeze({ id: c.id, created_at: c.created_at, body: JSON.parse(c.raw.toString('utf8')) as WithdrawalRequestBody })));
   let receivedCount = 0;
   let faults: FaultConfig = {};
   let faultRand: () => number = Math.random;
   let auxRand: () => number = Math.random;
   let closing = false;
   const closeSignal = new AbortController();
+  // Every request waiting out its latency listens on this signal: there may be many at once.
+  setMaxListeners(0, closeSignal.signal);
   const held = new Set<Socket>();
+  /** When each request arrived (its headers were read), for latencies counted from then. */
+  const arrivals = new WeakMap<FastifyRequest, number>();
 
   const applyFaults = (input: FaultConfig): FaultConfig => {
     const parsed = parseFaultConfig(input);
@@ -199,6 +216,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     WITHDRAWAL_PATH,
     {
       onRequest: async (req, reply) => {
+        arrivals.set(req, performance.now());
         receivedCount += 1;
         if (!authorized(req.headers.authorization)) return reply.code(401).send(UNAUTHENTICATED);
       },
@@ -206,14 +224,16 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     async (req, reply) => {
       const kind = pickFault(faults, faultRand);
       if (kind === 'hang') return hold(req, reply);
-      const delay = pickLatency(faults, auxRand);
-      if (delay > 0) {
-        try {
-          await sleep(delay, undefined, { signal: closeSignal.signal });
-        } catch {
-          return hold(req, reply); // closing: the socket is destroyed
-        }
-      }
+      // The latency counts from the request's arrival, and the body is read and checked while it
+      // runs: a service's own work is part of its latency, and requests arriving together are not
+      // delayed by each other's checks. What is answered, and in which order the checks apply, is
+      // decided after it.
+      const arrived = arrivals.get(req) ?? performance.now();
+      const delay = Math.max(0, pickLatency(faults, auxRand) - (performance.now() - arrived));
+      const waited = delay > 0 ? sleep(delay, undefined, { signal: closeSignal.signal }).then(() => true, () => false) : undefined;
+      const parsed = jsonBody(req);
+      const check = parsed.ok ? validateWithdrawalBody(parsed.value, banks) : undefined;
+      if (waited && !(await waited)) return hold(req, reply); // closing: the socket is destroyed
       if (closing) return hold(req, reply);
 
       switch (kind) {
@@ -230,12 +250,12 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           break;
       }
 
-      const parsed = jsonBody(req);
       if (!parsed.ok) return reply.code(422).send(invalid({ body: parsed.reason }));
-      const check = validateWithdrawalBody(parsed.value, banks);
-      if (!check.ok) return reply.code(422).send(invalid(check.errors));
+      if (!check?.ok) return reply.code(422).send(invalid(check?.errors ?? {}));
 
-      ledger.push(deepFreeze({ id: nextId++, created_at: new Date().toISOString(), body: structuredClone(check.body) }));
+      // What was checked is exactly these bytes (the body is read from them when the ledger is read).
+      // (A copy: the received buffer may share memory with others.)
+      ledger.push({ id: nextId++, created_at: new Date().toISOString(), raw: Buffer.from(req.body as Buffer) });
 
       switch (kind) {
         case 'createThenReset': {
@@ -267,7 +287,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     if (adminNeedsToken && !authorized(req.headers.authorization)) return reply.code(401).send(UNAUTHENTICATED);
   };
 
-  app.get('/__sandbox/ledger', { onRequest: adminGuard }, async () => ({ requests: ledger, received: receivedCount }));
+  app.get('/__sandbox/ledger', { onRequest: adminGuard }, async () => ({ requests: entries(), received: receivedCount }));
 
   app.put('/__sandbox/faults', { onRequest: adminGuard }, async (req, reply) => {
     const parsed = jsonBody(req);
@@ -298,7 +318,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   let closed: Promise<void> | undefined;
   return {
     url,
-    ledger: () => ledger.slice(),
+    ledger: () => entries(),
     setFaults: (f) => {
       applyFaults(f);
     },

@@ -18,7 +18,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
-import type { WithdrawalRequest } from '../batch/group-items.js';
+import type { StagedRequest, WithdrawalRequest } from '../batch/group-items.js';
 import { CashoutError } from '../errors.js';
 
 /** States of one withdrawal request in the ledger. */
@@ -92,7 +92,13 @@ export interface LedgerRequest {
   readonly batchId: string;
   readonly seq: number;
   readonly state: RequestState;
+  /** The body, parsed from `bodyJson` when first read. */
   readonly body: WithdrawalRequestBody;
+  /**
+   * The body exactly as the ledger keeps it: UTF-8 JSON text, as a string or as its bytes. This is
+   * what is sent (unchanged, never re-serialised). Absent on requests built outside the ledger.
+   */
+  readonly bodyJson?: string | Buffer;
   readonly walletLines: readonly number[];
   readonly bankLines: readonly number[];
   readonly totalPiasters: bigint;
@@ -132,6 +138,8 @@ export interface Outcome {
 // KEYS: req, batch, sending-set. ARGV: now, worker id, seq.
 // Sendable: pending (never sent), reconciled_not_created (a person found it was not created) and
 // not_sent (provably never reached the service). Taking a not_sent request reopens it in its batch.
+// On success the reply carries the request as it now is (HGETALL after the move to sending), so
+// the caller sends exactly what the ledger holds, in the same round trip.
 const CLAIM = `
 local rs = redis.call('HGET', KEYS[1], 'state')
 if not rs then return {'missing'} end
@@ -153,7 +161,7 @@ redis.call('HSET', KEYS[1], 'state', 'sending', 'sending_at', ARGV[1], 'sent_by'
 redis.call('HDEL', KEYS[1], 'finished_at', 'message', 'http_status')
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('SADD', KEYS[3], ARGV[3])
-return {'ok'}
+return {'ok', redis.call('HGETALL', KEYS[1])}
 `;
 
 // A person's finding on an unknown request. KEYS: req, batch, resolutions list, paid-references. ARGV: finding, resolution json, now, seq.
@@ -193,8 +201,7 @@ return {'ok'}
 const FINISH = `
 local rs = redis.call('HGET', KEYS[1], 'state')
 if rs ~= ARGV[1] then return {-1, rs or 'missing'} end
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'finished_at', ARGV[3])
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'finished_at', ARGV[3], unpack(ARGV, 5))
 if ARGV[2] == 'accepted' then
   local refs = redis.call('HGET', KEYS[1], 'refs')
   local batch = string.match(KEYS[2], 'batch:(%x+)$')
@@ -243,7 +250,7 @@ return 'ok'
 `;
 
 type LedgerRedis = Redis & {
-  cashoutClaim(req: string, batch: string, sending: string, now: string, by: string, seq: string): Promise<string[]>;
+  cashoutClaimBuffer(req: string, batch: string, sending: string, now: string, by: string, seq: string): Promise<[Buffer, Buffer | Buffer[] | undefined]>;
   cashoutFinish(req: string, batch: string, sending: string, paid: string, ...args: string[]): Promise<[number, string]>;
   cashoutSplit(parent: string, batch: string, sending: string, child: string, ...args: string[]): Promise<[number, string, string?]>;
   cashoutRelease(req: string, sending: string, seq: string): Promise<string>;
@@ -256,7 +263,7 @@ export interface Ledger {
   createBatch(batch: Omit<BatchRecord, 'state' | 'open' | 'requests' | 'finishedAt' | 'haltReason' | 'totalPiasters' | 'refusalReason' | 'expiresAt' | 'approvedBy'>): Promise<void>;
   getBatch(batchId: string): Promise<BatchRecord | undefined>;
   listBatches(limit?: number): Promise<BatchRecord[]>;
-  stageRequests(batchId: string, requests: readonly WithdrawalRequest[]): Promise<void>;
+  stageRequests(batchId: string, requests: readonly (WithdrawalRequest | StagedRequest)[]): Promise<void>;
   /**
    * staging → queued (the staged requests become sendable; the caller adds their jobs), or
    * staging → awaiting_approval when `approvalUntil` (ISO time) is given: nothing is sendable
@@ -298,6 +305,11 @@ export interface Ledger {
   halt(batchId: string, reason: string): Promise<void>;
   /** Seqs of requests currently in `sending`. */
   sendingSeqs(batchId: string): Promise<number[]>;
+  /**
+   * The state of each request of `seqs` (undefined where there is none), in one round trip; reads
+   * nothing else of the requests (cheap enough for a sweep over a whole batch).
+   */
+  requestStates(batchId: string, seqs: readonly number[]): Promise<(RequestState | undefined)[]>;
   /** Largest seq in use (original requests plus resends). */
   lastSeq(batchId: string): Promise<number>;
   /** Deletes every key of a batch (sandbox runs only). */
@@ -324,7 +336,10 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
   const paidKey = `${prefix}:paid-references`;
 
   async function getBatch(batchId: string): Promise<BatchRecord | undefined> {
-    const h = await r.hgetall(batchKey(batchId));
+    return parseBatch(batchId, await r.hgetall(batchKey(batchId)));
+  }
+
+  function parseBatch(batchId: string, h: Record<string, string>): BatchRecord | undefined {
     if (!h.state) return undefined;
     return {
       id: batchId,
@@ -353,17 +368,27 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     };
   }
 
-  function parseRequest(batchId: string, seq: number, h: Record<string, string>): LedgerRequest | undefined {
+  /** A request from its hash fields; `rawBody` (the body's bytes) takes the place of `h.body` when given. */
+  function parseRequest(batchId: string, seq: number, h: Record<string, string>, rawBody?: Buffer): LedgerRequest | undefined {
     if (!h.state) return undefined;
+    const bodyJson: string | Buffer = rawBody ?? h.body ?? '{}';
+    let body: WithdrawalRequestBody | undefined;
+    let references: Record<string, string> | undefined;
     return {
       batchId,
       seq,
       state: h.state as RequestState,
-      body: JSON.parse(h.body ?? '{}') as WithdrawalRequestBody,
+      bodyJson,
+      // Parsed on first use: sending needs only the text, reports need no body at all.
+      get body(): WithdrawalRequestBody {
+        return (body ??= JSON.parse(typeof bodyJson === 'string' ? bodyJson : bodyJson.toString('utf8')) as WithdrawalRequestBody);
+      },
       walletLines: JSON.parse(h.wallet_lines ?? '[]') as number[],
       bankLines: JSON.parse(h.bank_lines ?? '[]') as number[],
       totalPiasters: BigInt(h.total ?? '0'),
-      references: JSON.parse(h.refs ?? '{}') as Record<string, string>,
+      get references(): Record<string, string> {
+        return (references ??= JSON.parse(h.refs ?? '{}') as Record<string, string>);
+      },
       attempts: Number(h.attempts ?? 0),
       ...(h.parent ? { parent: Number(h.parent) } : {}),
       ...(h.resent_as ? { resentAs: Number(h.resent_as) } : {}),
@@ -425,11 +450,17 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     getBatch,
     async listBatches(limit = 100) {
       const ids = await r.zrevrange(`${prefix}:batches`, 0, limit - 1);
+      if (ids.length === 0) return [];
+      const p = r.pipeline();
+      for (const id of ids) p.hgetall(batchKey(id));
+      const replies = (await p.exec()) ?? [];
       const out: BatchRecord[] = [];
-      for (const id of ids) {
-        const b = await getBatch(id);
+      ids.forEach((id, i) => {
+        const [err, h] = replies[i] ?? [new Error('no reply'), null];
+        if (err) throw err;
+        const b = parseBatch(id, h as Record<string, string>);
         if (b) out.push(b);
-      }
+      });
       return out;
     },
     async stageRequests(batchId, requests) {
@@ -440,7 +471,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
           reqKey(batchId, q.seq),
           {
             state: 'pending',
-            body: JSON.stringify(q.body),
+            body: 'bodyJson' in q ? q.bodyJson : JSON.stringify(q.body),
             wallet_lines: JSON.stringify(q.walletLines),
             bank_lines: JSON.stringify(q.bankLines),
             total: q.totalPiasters.toString(),
@@ -535,14 +566,26 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     },
     getRequest,
     async claim(batchId, seq, by) {
-      const res = await r.cashoutClaim(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), now(), by, String(seq));
-      if (res[0] === 'ok') {
-        const request = await getRequest(batchId, seq);
+      // The reply comes as bytes so that the body (tens of kilobytes) is never decoded here.
+      const [tag, detail] = await r.cashoutClaimBuffer(reqKey(batchId, seq), batchKey(batchId), sendingKey(batchId), now(), by, String(seq));
+      const kind = tag.toString();
+      if (kind === 'ok') {
+        const h: Record<string, string> = {};
+        let rawBody: Buffer | undefined;
+        const pairs = Array.isArray(detail) ? detail : [];
+        for (let i = 0; i + 1 < pairs.length; i += 2) {
+          const field = pairs[i]!.toString();
+          if (field === 'body') rawBody = pairs[i + 1]!;
+          else h[field] = pairs[i + 1]!.toString();
+        }
+        const request = parseRequest(batchId, seq, h, rawBody);
+        // Taken (now `sending`) but unreadable: cannot happen while the script runs atomically; never sent.
         if (!request) return { claimed: false, reason: 'missing' };
         return { claimed: true, request };
       }
-      if (res[0] === 'batch') return { claimed: false, reason: 'batch', batchState: res[1] as BatchState };
-      if (res[0] === 'state') return { claimed: false, reason: 'state', state: res[1] as RequestState };
+      const value = Buffer.isBuffer(detail) ? detail.toString() : '';
+      if (kind === 'batch') return { claimed: false, reason: 'batch', batchState: value as BatchState };
+      if (kind === 'state') return { claimed: false, reason: 'state', state: value as RequestState };
       return { claimed: false, reason: 'missing' };
     },
     async finish(batchId, seq, outcome) {
@@ -616,6 +659,17 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     },
     async sendingSeqs(batchId) {
       return (await r.smembers(sendingKey(batchId))).map(Number).sort((a, b) => a - b);
+    },
+    async requestStates(batchId, seqs) {
+      if (seqs.length === 0) return [];
+      const p = r.pipeline();
+      for (const seq of seqs) p.hget(reqKey(batchId, seq), 'state');
+      const replies = (await p.exec()) ?? [];
+      return seqs.map((_, i) => {
+        const [err, value] = replies[i] ?? [new Error('no reply'), null];
+        if (err) throw err;
+        return typeof value === 'string' ? (value as RequestState) : undefined;
+      });
     },
     async lastSeq(batchId) {
       return Number((await r.hget(batchKey(batchId), 'next_seq')) ?? 0);

@@ -23,10 +23,22 @@ export interface RecoverDeps {
   readonly checkPending?: boolean;
 }
 
-/** Runs one sweep over the open batches. Returns how many requests it changed. */
+/** Requests whose ledger state is read in one round trip by the start-up pass. */
+const PENDING_CHUNK = 500;
+
+/** Job states in which a job will still run by itself: its pending request needs nothing. */
+const LIVE_JOB_STATES = ['wait', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
+
+/**
+ * Runs one sweep over the open batches (the 1,000 newest). Returns how many requests it changed.
+ * Reads the ledger and the queue only; a Redis error stops the sweep (the next one starts over).
+ */
 export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
   const { ledger, queue, log } = deps;
   let changed = 0;
+  // Failed jobs, and (start-up pass) the ids of jobs that will still run, are read once per sweep.
+  let failedJobs: Awaited<ReturnType<typeof queue.getFailed>> | undefined;
+  let liveJobIds: Set<string> | undefined;
   for (const batch of await ledger.listBatches(1000)) {
     if (batch.state === 'awaiting_approval' && batch.expiresAt !== undefined && Date.parse(batch.expiresAt) < Date.now()) {
       try {
@@ -56,7 +68,8 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
       if (open === 0) await deps.onBatchDone?.(batch.id);
     }
     // Jobs that failed before their request was taken (e.g. Redis was away): still pending, never sent.
-    for (const job of await queue.getFailed(0, 999)) {
+    failedJobs ??= await queue.getFailed(0, 999);
+    for (const job of failedJobs) {
       const data = job.data as Partial<SubmitJobData>;
       if (data.batchId !== batch.id || typeof data.seq !== 'number') continue;
       const request = await ledger.getRequest(batch.id, data.seq);
@@ -67,18 +80,30 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
     }
     if (deps.checkPending) {
       const last = await ledger.lastSeq(batch.id);
-      for (let seq = 1; seq <= last; seq++) {
-        if ((await ledger.getRequest(batch.id, seq))?.state !== 'pending') continue;
-        const job = await queue.getJob(requestJobId(batch.id, seq));
-        const state = job ? await job.getState() : 'missing';
-        // Read the ledger again after the job: a job that ran meanwhile may have moved the request on.
-        if ((await ledger.getRequest(batch.id, seq))?.state !== 'pending') continue;
-        if (state === 'missing') {
-          await enqueueRequests(queue, batch.id, [seq]);
-          changed++;
-        } else if (state === 'failed' || state === 'completed') {
-          await job!.retry(state);
-          changed++;
+      for (let from = 1; from <= last; from += PENDING_CHUNK) {
+        const seqs: number[] = [];
+        for (let seq = from; seq <= Math.min(last, from + PENDING_CHUNK - 1); seq++) seqs.push(seq);
+        const states = await ledger.requestStates(batch.id, seqs);
+        const pending = seqs.filter((_, i) => states[i] === 'pending');
+        if (pending.length === 0) continue;
+        // A pending request whose job will still run needs nothing; only the others are looked at
+        // one by one. A job that left those states since the snapshot is looked at one by one too.
+        liveJobIds ??= new Set(await queue.getRanges([...LIVE_JOB_STATES], 0, -1));
+        for (const seq of pending) {
+          const jobId = requestJobId(batch.id, seq);
+          if (liveJobIds.has(jobId)) continue;
+          const state = await queue.getJobState(jobId);
+          // Read the ledger again after the job: a job that ran meanwhile may have moved the request on.
+          if ((await ledger.requestStates(batch.id, [seq]))[0] !== 'pending') continue;
+          if (state === 'unknown') {
+            await enqueueRequests(queue, batch.id, [seq]);
+            changed++;
+          } else if (state === 'failed' || state === 'completed') {
+            const job = await queue.getJob(jobId);
+            if (!job) continue; // removed meanwhile: the next sweep queues it again
+            await job.retry(state);
+            changed++;
+          }
         }
       }
     }

@@ -130,10 +130,16 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
       }
     }
     const started = Date.now();
-    const result = await deps.client.postWithdrawal(request.body);
+    // The ledger's own text of the body: what was checked at import is what is sent.
+    const result = await deps.client.postWithdrawal(request.bodyJson ?? request.body);
     const outcome = classifyOutcome(result);
     deps.observe?.(outcome.kind === 'not_sent' ? `not_sent_${outcome.reason}` : outcome.kind, request.walletLines.length + request.bankLines.length, (Date.now() - started) / 1000);
-    log.info({ batchId, seq, outcome: outcome.kind, httpStatus: 'httpStatus' in outcome ? outcome.httpStatus : undefined, ms: Date.now() - started }, 'withdrawal request submitted');
+    // One line per request: at debug level when it was created (the common case, up to thousands a
+    // second, kept in the ledger and the metrics anyway), at info level when a person may need it.
+    log[outcome.kind === 'created' ? 'debug' : 'info'](
+      { batchId, seq, outcome: outcome.kind, httpStatus: 'httpStatus' in outcome ? outcome.httpStatus : undefined, ms: Date.now() - started },
+      'withdrawal request submitted',
+    );
 
     if (outcome.kind === 'not_sent' && outcome.reason === 'connect' && attempt < deps.connectRetries) {
       await ledger.release(batchId, seq);

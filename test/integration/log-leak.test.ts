@@ -64,7 +64,8 @@ describe('logs and reports never hold the token or full numbers', () => {
 
   beforeAll(async () => {
     sandbox = await startSandbox({ token: TOKEN, banks: loadBankList() });
-    p = await openTestPipeline('log-leak', [UNKNOWN_BANK]);
+    // Every line is kept, debug ones included (a created request is logged at debug level).
+    p = await openTestPipeline('log-leak', [UNKNOWN_BANK], 'debug');
 
     // 1. Server errors on some requests: those rows end unknown, the others accepted.
     const faulty = [...Array.from({ length: 12 }, (_, i) => walletRow(7100 + i)), ...Array.from({ length: 6 }, (_, i) => bankRow(7200 + i)), ibanRow(7300, IBANS[0]!)];

@@ -66,15 +66,18 @@ export interface TestPipeline {
   close(): Promise<void>;
 }
 
-/** Opens a pipeline under a fresh prefix. `extraBanks` are added to the import's bank list only. */
-export async function openTestPipeline(label: string, extraBanks: readonly string[] = []): Promise<TestPipeline> {
+/**
+ * Opens a pipeline under a fresh prefix. `extraBanks` are added to the import's bank list only;
+ * `logLevel` is the level of the in-memory log (`info` by default, `debug` to keep every line).
+ */
+export async function openTestPipeline(label: string, extraBanks: readonly string[] = [], logLevel = 'info'): Promise<TestPipeline> {
   const prefix = testPrefix(label);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
   const workerRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
   const ledger = openLedger(redis, prefix);
   const reportsDir = await mkdtemp(join(tmpdir(), `cashout-${label}-`));
-  const { log, lines } = memoryLog();
+  const { log, lines } = memoryLog(logLevel);
   const banks = makeBankList([...loadBankList().names, ...extraBanks]);
   const rules = { banks, walletCountries: ['EG'], maxFieldLength: 255 };
 
