@@ -20,7 +20,7 @@ const MIN_SLOTS = 1024;
 interface Level {
   readonly capacity: number;
   readonly keys: Uint32Array;
-  /** 0 marks an empty slot; otherwise the value + 1 is not needed: values are ≥ 1. */
+  /** The value of each slot; 0 marks an empty slot (values are ≥ 1). */
   readonly values: Uint32Array;
   size: number;
 }

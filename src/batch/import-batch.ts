@@ -13,7 +13,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { batchIdFromSha256 } from './batch-id.js';
 import { createJsonGrouper, type StagedRequest } from './group-items.js';
-import { hashFile, sniffFile, type ReadOptions } from '../import/read-rows.js';
+import { hashFile } from '../import/read-rows.js';
 import type { RowIssue } from '../import/row-issues.js';
 import { createHash } from 'node:crypto';
 import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
@@ -56,10 +56,11 @@ export interface ImportDeps {
   readonly serviceUrl: string;
   /** Approval and limit rules; all off when absent. */
   readonly policy?: BatchPolicy;
-  /** File limits (CASHOUT_MAX_FILE_BYTES, CASHOUT_MAX_ROWS, CASHOUT_MAX_FIELD_LENGTH); the defaults when absent. */
-  readonly limits?: Pick<ReadOptions, 'maxBytes' | 'maxRows' | 'maxFieldLength'>;
-  /** Import threads (CASHOUT_IMPORT_THREADS); default one per core for files over one piece (`parallel-scan.ts`). */
-  readonly threads?: number;
+  /**
+   * File limits (CASHOUT_MAX_FILE_BYTES, CASHOUT_MAX_ROWS, CASHOUT_MAX_FIELD_LENGTH) and import
+   * threads (CASHOUT_IMPORT_THREADS); the defaults when absent (`readOptionsFrom` builds them).
+   */
+  readonly limits?: Pick<ScanOptions, 'maxBytes' | 'maxRows' | 'maxFieldLength' | 'threads'>;
 }
 
 /** Limits and maker-checker rules applied to a whole batch. Amounts are EGP decimal strings. */
@@ -131,11 +132,12 @@ export interface ImportResult {
 export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}): Promise<ImportResult> {
   const readOptions: ScanOptions = {
     ...deps.limits,
-    ...(deps.threads === undefined ? {} : { threads: deps.threads }),
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   };
-  await sniffFile(path, readOptions);
+  // Check the file and its header before anything is recorded, so a file-level problem leaves no
+  // trace in Redis (the rows are read when `scan.parts` is).
+  const scan = await openScan(path, deps.rules, readOptions);
   const { sha256 } = await hashFile(path);
   // The same content gives the same batch; --force makes a new batch of it.
   const batchId = options.force
@@ -143,10 +145,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     : batchIdFromSha256(sha256);
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
-
-  // Check the file and its header before anything is recorded, so a file-level problem leaves no
-  // trace in Redis.
-  const scan = await openScan(path, deps.rules, readOptions);
 
   await deps.ledger.createBatch({
     id: batchId,
@@ -236,7 +234,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
         const reference = s.references[v]!;
         const earlierRef = s.earlierReference[v]!;
         if (earlierRef !== 0) {
-          await invalid(line, s.cellsOfValid(v), [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } }]);
+          await invalid(line, await s.cellsOfValid(v), [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } }]);
           continue;
         }
         const earlier = reference === '' ? undefined : paidBy.get(reference);
@@ -257,7 +255,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
               ? { firstLine: byHolder, same: 'holder' }
               : undefined;
         if (dup && options.strictDuplicates) {
-          await invalid(line, s.cellsOfValid(v), [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
+          await invalid(line, await s.cellsOfValid(v), [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
           continue;
         }
         const amount = part.piasters[v]!;

@@ -123,7 +123,6 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     serviceUrl,
     policy: batchPolicy(ctx.config),
     limits: readOptionsFrom(ctx.config),
-    ...(ctx.config.importThreads === undefined ? {} : { threads: ctx.config.importThreads }),
   };
 }
 

@@ -104,6 +104,40 @@ export interface ChunkPart {
 }
 
 const STREAM_PART_ROWS = 8192;
+const STREAM_PART_CHARS = 2_000_000;
+
+/**
+ * Parses one piece (bytes of a UTF-8 file cut on record boundaries) and calls `onRow` with each
+ * row that is not blank (the header left out when `first`), with its line counted from the
+ * piece's first line (0). Records are handed on as csv-parse emits them, so none outlives its row.
+ * Returns the physical lines the piece spans, or undefined when csv-parse refuses the piece.
+ */
+export async function eachRowOfPiece(
+  bytes: Uint8Array,
+  first: boolean,
+  settings: Pick<ChunkSettings, 'read' | 'maxRecordBytes'>,
+  onRow: (line: number, cells: string[]) => void,
+): Promise<number | undefined> {
+  let skipHeader = first;
+  let line = 0;
+  const ok = await new Promise<boolean>((resolve) => {
+    const parser = parse(csvOptions(settings.read, settings.maxRecordBytes));
+    parser.on('data', (cells: string[]) => {
+      const start = line;
+      line += 1 + lineBreaks(cells);
+      if (isBlank(cells)) return;
+      if (skipHeader) {
+        skipHeader = false;
+        return;
+      }
+      onRow(start, cells);
+    });
+    parser.on('end', () => resolve(true));
+    parser.on('error', () => resolve(false));
+    parser.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  });
+  return ok ? line : undefined;
+}
 
 /** Accumulates rows into a `ChunkPart`. */
 function createPartBuilder(capacity: number, withCells: boolean) {
@@ -202,7 +236,7 @@ function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>)
 
 /**
  * Makes the checker of one file: `run(task, send)` checks a task and hands each part to `send`
- * (a bytes task sends one part; a stream task one part per 8,192 rows). Never throws for the
+ * (a bytes task sends one part; a stream task one part per 8,192 rows or 2 million characters). Never throws for the
  * file's problems: they come back in the part (`fallback` or `error`).
  */
 export function createChunkChecker(settings: ChunkSettings) {
@@ -235,32 +269,17 @@ export function createChunkChecker(settings: ChunkSettings) {
   const runBytes = async (task: Extract<ChunkTask, { kind: 'bytes' }>): Promise<ChunkPart> => {
     const bytes = task.bytes;
     if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes)) return failedPart(task.index, { fallback: true });
-    // Records are checked as csv-parse emits them, so none outlives its row.
     const part = createPartBuilder(Math.max(16, bytes.length >> 7), false);
-    let skipHeader = task.first;
-    let line = 0;
-    const ok = await new Promise<boolean>((resolve) => {
-      const parser = parse(csvOptions(settings.read, settings.maxRecordBytes));
-      parser.on('data', (cells: string[]) => {
-        const start = line;
-        line += 1 + lineBreaks(cells);
-        if (isBlank(cells)) return;
-        if (skipHeader) {
-          skipHeader = false;
-          return;
-        }
-        addRecord(part, { line: start, cells }, start);
-      });
-      parser.on('end', () => resolve(true));
-      parser.on('error', () => resolve(false));
-      parser.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-    });
-    if (!ok) return failedPart(task.index, { fallback: true });
-    return part.finish(task.index, true, line);
+    const lines = await eachRowOfPiece(bytes, task.first, settings, (line, cells) => addRecord(part, { line, cells }, line));
+    if (lines === undefined) return failedPart(task.index, { fallback: true });
+    return part.finish(task.index, true, lines);
   };
 
   const runStream = async (task: Extract<ChunkTask, { kind: 'stream' }>, send: (part: ChunkPart) => void | Promise<void>): Promise<void> => {
     let part = createPartBuilder(STREAM_PART_ROWS, true);
+    // Characters of the cells the part keeps: a part also ends at 2 million, so rows of long
+    // values (a garbage file) never make a thread hold more than a few megabytes.
+    let chars = 0;
     let skipHeader = task.first;
     try {
       const from = task.start === 0 && task.first ? undefined : { start: task.start, line: task.line };
@@ -271,9 +290,11 @@ export function createChunkChecker(settings: ChunkSettings) {
           continue;
         }
         addRecord(part, record, record.line - task.line);
-        if (part.rows >= STREAM_PART_ROWS) {
+        for (const cell of record.cells) chars += cell.length;
+        if (part.rows >= STREAM_PART_ROWS || chars >= STREAM_PART_CHARS) {
           await send(part.finish(task.index, false, 0));
           part = createPartBuilder(STREAM_PART_ROWS, true);
+          chars = 0;
         }
       }
     } catch (err) {

@@ -12,8 +12,8 @@
  * single-threaded reader did. With `threads: 0` (small files, tests) the same checks run in this
  * thread.
  */
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,10 +21,10 @@ import { Worker } from 'node:worker_threads';
 import { CashoutError, type ErrorCode } from '../errors.js';
 import { PACKAGE_ROOT } from '../paths.js';
 import { createFingerprintTable } from '../batch/fingerprint-table.js';
-import { createChunkChecker, FP_WORDS, ROW_INVALID, type ChunkPart, type ChunkSettings, type ChunkTask } from './check-chunk.js';
+import { createChunkChecker, eachRowOfPiece, FP_WORDS, ROW_INVALID, type ChunkPart, type ChunkSettings, type ChunkTask } from './check-chunk.js';
 import { indexHeader, type HeaderIndex } from './columns.js';
 import { fingerprintInto } from './fingerprint.js';
-import { READ_DEFAULTS, maxLineBytesFor, readRecords, recordLimitOf, recordsOfBytes, sniffFile, type CsvRecord, type ReadOptions } from './read-rows.js';
+import { READ_DEFAULTS, maxLineBytesFor, readRecords, recordLimitOf, sniffFile, type CsvRecord, type ReadOptions } from './read-rows.js';
 import type { RowIssue } from './row-issues.js';
 import type { RowRules } from './validate-row.js';
 import { splitChunks } from './split-chunks.js';
@@ -59,7 +59,7 @@ export interface ScannedPart {
   /** Per invalid row: its issues, including `reference_duplicate` when its reference was used before. */
   readonly invalidIssues: readonly (readonly RowIssue[])[];
   /** The cells of the j-th valid row as read (for a row refused by a file-wide check). */
-  cellsOfValid(j: number): readonly string[];
+  cellsOfValid(j: number): Promise<readonly string[]>;
 }
 
 /** An open scan: the header and the parts, in file order. */
@@ -316,28 +316,25 @@ async function* scanParts(
         }
         j++;
       }
-      let cellsCache: (readonly string[])[] | undefined;
-      const cellsOfValid = (n: number): readonly string[] => {
-        if (!cellsCache) {
-          if (part.validCells !== undefined) cellsCache = JSON.parse(part.validCells) as string[][];
-          else {
-            // Rare (a row refused by a file-wide check): the piece is read and parsed again.
-            const bytes = Buffer.alloc(state.length);
-            const fd = openSync(path, 'r');
-            try {
-              readSync(fd, bytes, 0, state.length, state.start);
-            } finally {
-              closeSync(fd);
-            }
-            const records = recordsOfBytes(bytes, settings.read, settings.maxRecordBytes).records.slice(state.task.first ? 1 : 0);
-            cellsCache = [];
-            records.forEach((r, i) => {
-              if (part.kinds[i] !== ROW_INVALID) cellsCache!.push(r.cells);
-            });
-          }
+      let cellsCache: Promise<(readonly string[])[]> | undefined;
+      const validCellsOf = async (): Promise<(readonly string[])[]> => {
+        if (part.validCells !== undefined) return JSON.parse(part.validCells) as string[][];
+        // Rare (a row refused by a file-wide check): the piece is read and parsed again.
+        const bytes = Buffer.alloc(state.length);
+        const handle = await open(path, 'r');
+        try {
+          await handle.read(bytes, 0, state.length, state.start);
+        } finally {
+          await handle.close();
         }
-        return cellsCache[n] ?? [];
+        const out: (readonly string[])[] = [];
+        let i = 0;
+        await eachRowOfPiece(bytes, state.task.first, settings, (_line, cells) => {
+          if (part.kinds[i++] !== ROW_INVALID) out.push(cells);
+        });
+        return out;
       };
+      const cellsOfValid = async (n: number): Promise<readonly string[]> => ((await (cellsCache ??= validCellsOf()))[n] ?? []);
       yield { part, baseLine, references, earlierReference, invalidIssues, cellsOfValid };
       if (part.last) {
         baseLine += part.lines;

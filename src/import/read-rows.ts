@@ -22,7 +22,6 @@ import { open, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { Transform, pipeline } from 'node:stream';
 import { parse, type CsvError, type Options as CsvOptions } from 'csv-parse';
-import { parse as parseSync } from 'csv-parse/sync';
 import { CashoutError } from '../errors.js';
 import type { Config } from '../config.js';
 import { InputChecker, formatBytes, type TextEncoding } from './encoding.js';
@@ -209,25 +208,6 @@ export function csvOptions(options: Pick<ReadOptions, 'delimiter'>, maxRecordByt
 /** The record limit of a read (see `maxRecordBytesFor`). */
 export function recordLimitOf(options: ReadOptions): number {
   return limitsOf(options).maxRecordBytes;
-}
-
-/**
- * Parses one in-memory piece of a UTF-8 payout file that starts and ends on record boundaries
- * (see `./split-chunks.ts`): returns its records that are not blank, each with its line counted
- * from the piece's first line (0), and the number of physical lines the piece spans. Throws
- * csv-parse's error for malformed CSV; the caller then reads that part of the file with
- * `readRecords`, which names the line.
- */
-export function recordsOfBytes(bytes: Uint8Array, options: Pick<ReadOptions, 'delimiter'>, maxRecordBytes: number): { records: CsvRecord[]; lines: number } {
-  const cellsList = parseSync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), csvOptions(options, maxRecordBytes)) as string[][];
-  const records: CsvRecord[] = [];
-  let line = 0;
-  for (const cells of cellsList) {
-    const start = line;
-    line += 1 + lineBreaks(cells);
-    if (!isBlank(cells)) records.push({ line: start, cells });
-  }
-  return { records, lines: line };
 }
 
 /** Where `readRecords` starts when it reads on from the middle of a UTF-8 file. */

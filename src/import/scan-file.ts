@@ -63,7 +63,7 @@ export async function scanFile(path: string, rules: RowRules, handlers: ScanHand
       }
       const reference = s.references[j]!;
       const earlier = s.earlierReference[j]!;
-      const cells = earlier !== 0 ? s.cellsOfValid(j) : undefined;
+      const cells = earlier !== 0 ? await s.cellsOfValid(j) : undefined;
       const at = j++;
       if (cells) {
         invalidRows++;

@@ -22,7 +22,7 @@ const HEADER = 'channel,amount,type,holder_name,mobile_number,bank_name,bank_add
 
 type Seen = { line: number; ok: boolean; what: string };
 
-/** The single-threaded reading: one stream, one validator, references checked as rows come. */
+/** The single-threaded reading: one stream, one validator, references checked as rows come. Invalid rows keep their cells. */
 async function reference(path: string): Promise<Seen[]> {
   const out: Seen[] = [];
   let validate: ReturnType<typeof createRowValidator> | undefined;
@@ -32,7 +32,7 @@ async function reference(path: string): Promise<Seen[]> {
       continue;
     }
     const o = validate(r.cells, r.line);
-    out.push(o.ok ? { line: o.item.line, ok: true, what: JSON.stringify(o.item) } : { line: o.line, ok: false, what: JSON.stringify(o.issues) });
+    out.push(o.ok ? { line: o.item.line, ok: true, what: JSON.stringify(o.item) } : { line: o.line, ok: false, what: JSON.stringify([o.issues, r.cells]) });
   }
   return out;
 }
@@ -44,7 +44,7 @@ async function parallel(path: string, threads: number): Promise<Seen[]> {
     RULES,
     {
       onItem: (item) => void out.push({ line: item.line, ok: true, what: JSON.stringify(item) }),
-      onInvalid: (row) => void out.push({ line: row.line, ok: false, what: JSON.stringify(row.issues) }),
+      onInvalid: (row) => void out.push({ line: row.line, ok: false, what: JSON.stringify([row.issues, row.cells]) }),
     },
     { threads },
   );
