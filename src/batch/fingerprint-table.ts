@@ -19,9 +19,11 @@ const MIN_SLOTS = 1024;
 
 interface Level {
   readonly capacity: number;
-  readonly keys: Uint32Array;
-  /** The value of each slot; 0 marks an empty slot (values are ≥ 1). */
-  readonly values: Uint32Array;
+  /**
+   * The slots, one after the other: the key word(s) then the value, so that a lookup touches one
+   * cache line. A value of 0 marks an empty slot (values are ≥ 1).
+   */
+  readonly slots: Uint32Array;
   size: number;
 }
 
@@ -51,28 +53,31 @@ export interface FingerprintTable {
  */
 export function createFingerprintTable(fullKey: boolean, expected: () => number = () => MIN_SLOTS): FingerprintTable {
   const words = fullKey ? 2 : 1;
+  const stride = words + 1;
   const levels: Level[] = [];
   let size = 0;
 
   const addLevel = (keys: number) => {
     const capacity = Math.max(MIN_SLOTS, Math.ceil(keys / MAX_LOAD));
-    levels.push({ capacity, keys: new Uint32Array(capacity * words), values: new Uint32Array(capacity), size: 0 });
+    levels.push({ capacity, slots: new Uint32Array(capacity * stride), size: 0 });
   };
   // The result of `find`, kept in variables instead of an object: no allocation per lookup.
   let foundLevel: Level | undefined;
-  let foundSlot = 0;
-  /** True when the key is held (`foundLevel`/`foundSlot` point at it); else they point at the newest level's free slot for it. */
+  /** Index in `foundLevel.slots` of the found (or free) slot's value word. */
+  let foundAt = 0;
+  /** True when the key is held (`foundLevel`/`foundAt` point at it); else they point at the newest level's free slot for it. */
   const find = (hi: number, lo: number): boolean => {
     for (let i = 0; i < levels.length; i++) {
       const level = levels[i]!;
-      const keys = level.keys;
-      const values = level.values;
+      const slots = level.slots;
       const capacity = level.capacity;
       let s = slotOf(hi, capacity);
-      while (values[s] !== 0) {
-        if (words === 2 ? keys[2 * s] === hi && keys[2 * s + 1] === lo : keys[s] === lo) {
+      for (;;) {
+        const at = s * stride;
+        if (slots[at + words] === 0) break;
+        if (words === 2 ? slots[at] === hi && slots[at + 1] === lo : slots[at] === lo) {
           foundLevel = level;
-          foundSlot = s;
+          foundAt = at + words;
           return true;
         }
         s = s + 1 === capacity ? 0 : s + 1;
@@ -85,39 +90,39 @@ export function createFingerprintTable(fullKey: boolean, expected: () => number 
       level = levels[levels.length - 1]!;
     }
     let s = slotOf(hi, level.capacity);
-    while (level.values[s] !== 0) s = s + 1 === level.capacity ? 0 : s + 1;
+    while (level.slots[s * stride + words] !== 0) s = s + 1 === level.capacity ? 0 : s + 1;
     foundLevel = level;
-    foundSlot = s;
+    foundAt = s * stride + words;
     return false;
   };
-  const put = (level: Level, s: number, hi: number, lo: number, value: number) => {
+  const put = (level: Level, at: number, hi: number, lo: number, value: number) => {
     if (words === 2) {
-      level.keys[2 * s] = hi;
-      level.keys[2 * s + 1] = lo;
-    } else level.keys[s] = lo;
-    level.values[s] = value;
+      level.slots[at - 2] = hi;
+      level.slots[at - 1] = lo;
+    } else level.slots[at - 1] = lo;
+    level.slots[at] = value;
     level.size++;
     size++;
   };
 
   return {
     getOrAdd(hi, lo, value) {
-      if (find(hi, lo)) return foundLevel!.values[foundSlot]!;
-      put(foundLevel!, foundSlot, hi, lo, value);
+      if (find(hi, lo)) return foundLevel!.slots[foundAt]!;
+      put(foundLevel!, foundAt, hi, lo, value);
       return 0;
     },
     addTo(hi, lo, amount) {
       if (!(amount >= 1)) throw new RangeError('addTo takes an amount of at least 1');
-      if (find(hi, lo)) return (foundLevel!.values[foundSlot] = Math.min(0xffffffff, foundLevel!.values[foundSlot]! + amount));
+      if (find(hi, lo)) return (foundLevel!.slots[foundAt] = Math.min(0xffffffff, foundLevel!.slots[foundAt]! + amount));
       const v = Math.min(0xffffffff, amount);
-      put(foundLevel!, foundSlot, hi, lo, v);
+      put(foundLevel!, foundAt, hi, lo, v);
       return v;
     },
     get size() {
       return size;
     },
     get bytes() {
-      return levels.reduce((n, l) => n + l.keys.byteLength + l.values.byteLength, 0);
+      return levels.reduce((n, l) => n + l.slots.byteLength, 0);
     },
   };
 }

@@ -99,43 +99,78 @@ export interface StagedRequest extends Omit<WithdrawalRequest, 'body'> {
 const OPEN_WALLETS = Buffer.from('{"mobile_wallets":[');
 const OPEN_BANKS = Buffer.from('{"bank_accounts":[');
 const THEN_BANKS = Buffer.from('],"bank_accounts":[');
-const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
+const COMMA = 0x2c;
+
+/** A growing byte list of one channel's items, joined by commas, reused from request to request. */
+function createItemList() {
+  let bytes = Buffer.allocUnsafeSlow(64 * 1024);
+  let length = 0;
+  let count = 0;
+  return {
+    get count() {
+      return count;
+    },
+    get length() {
+      return length;
+    },
+    /** Appends `source[start, end)` (one item's JSON). */
+    add(source: Uint8Array, start: number, end: number) {
+      const need = length + (end - start) + 1;
+      if (need > bytes.length) {
+        const bigger = Buffer.allocUnsafeSlow(2 * need);
+        bytes.copy(bigger, 0, 0, length);
+        bytes = bigger;
+      }
+      if (count > 0) bytes[length++] = COMMA;
+      bytes.set(source.subarray(start, end), length);
+      length += end - start;
+      count++;
+    },
+    copyTo(target: Buffer, at: number): number {
+      bytes.copy(target, at, 0, length);
+      return at + length;
+    },
+    clear() {
+      length = 0;
+      count = 0;
+    },
+  };
+}
 
 /**
  * The streaming grouper of the import, over items the import threads already turned into UTF-8
- * JSON: `add` takes one valid row (its channel, file line, item bytes, reference and amount in
- * piasters) and returns a finished request each time `itemsPerRequest` items have gathered;
- * `finish` returns the last partial one. Same grouping and body as `createGrouper` (interface
- * doc §2.4): wallets first, an empty array left out.
+ * JSON: `add` takes one valid row (its channel, file line, the bytes holding its item JSON with
+ * the item's start and end, its reference and amount in piasters) and returns a finished request
+ * each time `itemsPerRequest` items have gathered; `finish` returns the last partial one. Same
+ * grouping and body as `createGrouper` (interface doc §2.4): wallets first, an empty array left
+ * out. Item bytes are copied into two reused lists, so a request costs one buffer, its body.
  */
 export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
   if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1) throw new RangeError('itemsPerRequest must be a positive integer');
   let seq = firstSeq;
-  let wallets: Uint8Array[] = [];
-  let banks: Uint8Array[] = [];
+  const wallets = createItemList();
+  const banks = createItemList();
   let walletLines: number[] = [];
   let bankLines: number[] = [];
   let references: Record<string, string> = {};
   let total = 0n;
-  const joinTo = (out: Uint8Array[], items: readonly Uint8Array[]) => {
-    items.forEach((item, i) => {
-      if (i > 0) out.push(COMMA);
-      out.push(item);
-    });
-  };
   const build = (): StagedRequest => {
-    const parts: Uint8Array[] = [];
-    if (wallets.length > 0) {
-      parts.push(OPEN_WALLETS);
-      joinTo(parts, wallets);
-      if (banks.length > 0) parts.push(THEN_BANKS);
-    } else parts.push(OPEN_BANKS);
-    joinTo(parts, banks);
-    parts.push(CLOSE);
-    const req: StagedRequest = { seq: seq++, bodyJson: Buffer.concat(parts), walletLines, bankLines, totalPiasters: total, references };
-    wallets = [];
-    banks = [];
+    const w = wallets.count > 0;
+    const b = banks.count > 0;
+    const size = (w ? OPEN_WALLETS.length + wallets.length : 0) + (w && b ? THEN_BANKS.length : b ? OPEN_BANKS.length : 0) + banks.length + CLOSE.length;
+    const body = Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    if (w) {
+      at += OPEN_WALLETS.copy(body, at);
+      at = wallets.copyTo(body, at);
+      if (b) at += THEN_BANKS.copy(body, at);
+    } else at += OPEN_BANKS.copy(body, at);
+    at = banks.copyTo(body, at);
+    CLOSE.copy(body, at);
+    const req: StagedRequest = { seq: seq++, bodyJson: body, walletLines, bankLines, totalPiasters: total, references };
+    wallets.clear();
+    banks.clear();
     walletLines = [];
     bankLines = [];
     references = {};
@@ -143,20 +178,20 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
     return req;
   };
   return {
-    add(channel: 'wallet' | 'bank', line: number, item: Uint8Array, reference: string, piasters: bigint): StagedRequest | undefined {
+    add(channel: 'wallet' | 'bank', line: number, source: Uint8Array, start: number, end: number, reference: string, piasters: bigint): StagedRequest | undefined {
       if (channel === 'wallet') {
-        wallets.push(item);
+        wallets.add(source, start, end);
         walletLines.push(line);
       } else {
-        banks.push(item);
+        banks.add(source, start, end);
         bankLines.push(line);
       }
       if (reference !== '') references[line] = reference;
       total += piasters;
-      return wallets.length + banks.length >= itemsPerRequest ? build() : undefined;
+      return wallets.count + banks.count >= itemsPerRequest ? build() : undefined;
     },
     finish(): StagedRequest | undefined {
-      return wallets.length + banks.length > 0 ? build() : undefined;
+      return wallets.count + banks.count > 0 ? build() : undefined;
     },
   };
 }

@@ -204,7 +204,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     for await (const s of scan.parts) {
       const { part } = s;
       const valid = part.piasters.length;
-      const itemBytes = Buffer.from(part.itemBytes.buffer, part.itemBytes.byteOffset, part.itemBytes.byteLength);
       // References paid in earlier batches, looked up in bulk.
       const lookup: string[] = [];
       if (!options.allowDuplicateReferences) {
@@ -277,7 +276,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
         }
         validRows++;
         totalPiasters += amount;
-        const req = grouper.add(kind === ROW_WALLET ? 'wallet' : 'bank', line, itemBytes.subarray(v === 0 ? 0 : part.itemEnds[v - 1]!, part.itemEnds[v]!), reference, amount);
+        const req = grouper.add(kind === ROW_WALLET ? 'wallet' : 'bank', line, part.itemBytes, v === 0 ? 0 : part.itemEnds[v - 1]!, part.itemEnds[v]!, reference, amount);
         if (req) {
           staged.push(req);
           requests++;

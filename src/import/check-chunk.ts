@@ -13,9 +13,10 @@
 import { isUtf8 } from 'node:buffer';
 import { CashoutError } from '../errors.js';
 import type { HeaderIndex } from './columns.js';
-import { fingerprintInto } from './fingerprint.js';
-import { parse } from 'csv-parse';
-import { csvOptions, isBlank, lineBreaks, readRecords, type CsvRecord, type ReadOptions } from './read-rows.js';
+import { fingerprintInto, fingerprintKeyInto } from './fingerprint.js';
+import { bankItemJson, walletItemJson } from '../contract/item-json.js';
+import { parse as parseSync } from 'csv-parse/sync';
+import { csvOptions, isBlank, lineBreaks, readRecords, type ReadOptions } from './read-rows.js';
 import type { RowIssue } from './row-issues.js';
 import { createRowValidator, type RowRules } from './validate-row.js';
 import { toPiasters } from '../money.js';
@@ -106,37 +107,77 @@ export interface ChunkPart {
 const STREAM_PART_ROWS = 8192;
 const STREAM_PART_CHARS = 2_000_000;
 
+/** Bytes parsed at once within a piece: few enough records stay alive that they die young. */
+const SUB_PIECE_BYTES = 64 * 1024;
+
+/**
+ * The end of the sub-piece of `buf` that starts at `from`: just after the first LF at least
+ * `size` bytes on at which the count of quote characters since `from` is even (outside quotes in
+ * a well-formed file, as `./split-chunks.ts` cuts pieces), or the end of `buf`. A wrong cut (a
+ * quote kept as written inside an unquoted value) leaves a quoted value open at the end of a
+ * sub-piece, which csv-parse refuses: the piece then falls back, as for a wrong piece cut.
+ */
+function subPieceEnd(buf: Buffer, from: number, size: number): number {
+  let counted = from;
+  let quotes = 0;
+  for (let lf = buf.indexOf(0x0a, from + size); lf !== -1; lf = buf.indexOf(0x0a, lf + 1)) {
+    for (let q = buf.indexOf(0x22, counted); q !== -1 && q <= lf; q = buf.indexOf(0x22, q + 1)) quotes++;
+    counted = lf + 1;
+    if (quotes % 2 === 0) return lf + 1;
+  }
+  return buf.length;
+}
+
 /**
  * Parses one piece (bytes of a UTF-8 file cut on record boundaries) and calls `onRow` with each
  * row that is not blank (the header left out when `first`), with its line counted from the
- * piece's first line (0). Records are handed on as csv-parse emits them, so none outlives its row.
- * Returns the physical lines the piece spans, or undefined when csv-parse refuses the piece.
+ * piece's first line (0). The piece is parsed a sub-piece at a time with csv-parse's synchronous
+ * API (no stream event per record, and no record outlives its sub-piece by long). A byte-order
+ * mark is taken off only at the start of the file. Where a sub-piece has no CR and as many LF as
+ * records, no record spans lines and lines are counted without looking into the cells. Returns
+ * the physical lines the piece spans, or undefined when csv-parse refuses any part of the piece
+ * (rows already handed on are then to be dropped by the caller).
  */
-export async function eachRowOfPiece(
+export function eachRowOfPiece(
   bytes: Uint8Array,
   first: boolean,
   settings: Pick<ChunkSettings, 'read' | 'maxRecordBytes'>,
   onRow: (line: number, cells: string[]) => void,
-): Promise<number | undefined> {
+): number | undefined {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const noCr = buf.indexOf(0x0d) === -1;
+  const base = csvOptions(settings.read, settings.maxRecordBytes);
+  // Without a CR anywhere in the piece, LF is the only line end: the same records, found faster.
+  const options = { ...base, ...(noCr ? { record_delimiter: '\n' } : {}), bom: false };
   let skipHeader = first;
   let line = 0;
-  const ok = await new Promise<boolean>((resolve) => {
-    const parser = parse(csvOptions(settings.read, settings.maxRecordBytes));
-    parser.on('data', (cells: string[]) => {
+  for (let from = 0; from < buf.length; ) {
+    const end = subPieceEnd(buf, from, SUB_PIECE_BYTES);
+    const sub = buf.subarray(from, end);
+    let records: string[][];
+    try {
+      records = parseSync(sub, from === 0 && first ? { ...options, bom: base.bom } : options) as string[][];
+    } catch {
+      return undefined;
+    }
+    let lf = 0;
+    for (let i = sub.indexOf(0x0a); i !== -1; i = sub.indexOf(0x0a, i + 1)) lf++;
+    const endsOpen = sub.length > 0 && sub[sub.length - 1] !== 0x0a;
+    const oneLineEach = noCr && lf + (endsOpen ? 1 : 0) === records.length;
+    for (let r = 0; r < records.length; r++) {
+      const cells = records[r]!;
       const start = line;
-      line += 1 + lineBreaks(cells);
-      if (isBlank(cells)) return;
+      line += oneLineEach ? 1 : 1 + lineBreaks(cells);
+      if (isBlank(cells)) continue;
       if (skipHeader) {
         skipHeader = false;
-        return;
+        continue;
       }
       onRow(start, cells);
-    });
-    parser.on('end', () => resolve(true));
-    parser.on('error', () => resolve(false));
-    parser.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  });
-  return ok ? line : undefined;
+    }
+    from = end;
+  }
+  return line;
 }
 
 /** Accumulates rows into a `ChunkPart`. */
@@ -242,35 +283,36 @@ function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>)
 export function createChunkChecker(settings: ChunkSettings) {
   const validate = createRowValidator(settings.header, settings.rules, { checkReferences: false });
 
-  const addRecord = (part: ReturnType<typeof createPartBuilder>, record: CsvRecord, relLine: number) => {
-    const outcome = validate(record.cells, relLine);
+  const addRecord = (part: ReturnType<typeof createPartBuilder>, cells: readonly string[], relLine: number) => {
+    const outcome = validate(cells, relLine);
     if (!outcome.ok) {
-      part.addInvalid(relLine, record.cells, outcome.issues);
+      part.addInvalid(relLine, cells, outcome.issues);
       return;
     }
     const item = outcome.item;
-    const fields = item.channel === 'wallet' ? item.wallet : item.bank;
+    const wallet = item.channel === 'wallet';
+    const fields = wallet ? item.wallet : item.bank;
     const fp = part.addValid(
-      item.channel === 'wallet' ? ROW_WALLET : ROW_BANK,
+      wallet ? ROW_WALLET : ROW_BANK,
       relLine,
       toPiasters(fields.amount),
-      JSON.stringify(fields),
+      wallet ? walletItemJson(item.wallet) : bankItemJson(item.bank),
       item.reference,
-      record.cells,
+      cells,
     );
     const at = (part.valid - 1) * FP_WORDS;
     if (item.reference !== '') fingerprintInto(item.reference, fp, at);
-    const numberKey = item.channel === 'wallet' ? `m\u0000${item.wallet.mobile_number}\u0000${fields.amount}` : `a\u0000${item.bank.number}\u0000${fields.amount}`;
-    fingerprintInto(numberKey, fp, at + 2);
-    fingerprintInto(`h\u0000${fields.holder_name.toLowerCase()}\u0000${fields.amount}`, fp, at + 4);
-    if (item.channel === 'wallet') fingerprintInto(item.wallet.mobile_number, fp, at + 6);
+    if (wallet) fingerprintKeyInto('m', item.wallet.mobile_number, fields.amount, fp, at + 2);
+    else fingerprintKeyInto('a', item.bank.number, fields.amount, fp, at + 2);
+    fingerprintKeyInto('h', fields.holder_name.toLowerCase(), fields.amount, fp, at + 4);
+    if (wallet) fingerprintInto(item.wallet.mobile_number, fp, at + 6);
   };
 
   const runBytes = async (task: Extract<ChunkTask, { kind: 'bytes' }>): Promise<ChunkPart> => {
     const bytes = task.bytes;
     if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes)) return failedPart(task.index, { fallback: true });
     const part = createPartBuilder(Math.max(16, bytes.length >> 7), false);
-    const lines = await eachRowOfPiece(bytes, task.first, settings, (line, cells) => addRecord(part, { line, cells }, line));
+    const lines = eachRowOfPiece(bytes, task.first, settings, (line, cells) => addRecord(part, cells, line));
     if (lines === undefined) return failedPart(task.index, { fallback: true });
     return part.finish(task.index, true, lines);
   };
@@ -289,7 +331,7 @@ export function createChunkChecker(settings: ChunkSettings) {
           skipHeader = false;
           continue;
         }
-        addRecord(part, record, record.line - task.line);
+        addRecord(part, record.cells, record.line - task.line);
         for (const cell of record.cells) chars += cell.length;
         if (part.rows >= STREAM_PART_ROWS || chars >= STREAM_PART_CHARS) {
           await send(part.finish(task.index, false, 0));

@@ -329,7 +329,7 @@ async function* scanParts(
         }
         const out: (readonly string[])[] = [];
         let i = 0;
-        await eachRowOfPiece(bytes, state.task.first, settings, (_line, cells) => {
+        eachRowOfPiece(bytes, state.task.first, settings, (_line, cells) => {
           if (part.kinds[i++] !== ROW_INVALID) out.push(cells);
         });
         return out;

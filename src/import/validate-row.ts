@@ -53,12 +53,14 @@ const INVISIBLE = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u20
  */
 const FREE_TEXT: readonly ColumnName[] = ['holder_name', 'description', 'bank_address', 'reference'];
 
-const TRIMMED: ReadonlySet<ColumnName> = new Set(FREE_TEXT);
+/** Any character that `checkText` could refuse: one test for the common, clean value. */
+const SUSPECT = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 
 type Cells = Record<ColumnName, string>;
 
 function checkText(column: ColumnName, value: string, max: number): RowIssue | undefined {
   if (value.length > max) return { column, code: 'text_too_long', params: { length: value.length, max } };
+  if (!SUSPECT.test(value)) return undefined;
   if ((column === 'bank_address' ? CONTROL : CONTROL_OR_NEWLINE).test(value)) return { column, code: 'text_control_chars', found: value };
   if (INVISIBLE.test(value)) return { column, code: 'text_invisible_chars', found: value };
   return undefined;
@@ -143,6 +145,9 @@ export function createRowValidator(
   const width = Math.max(...COLUMNS.map((c) => header[c])) + 1;
   const firstLineOfReference = new Map<string, number>();
 
+  // The zod schema of a row: every column a string, then the column rules (`checkCells`). A valid
+  // row is decided by `checkCells` alone (csv-parse gives strings only), so the schema is parsed
+  // only for rows with issues, where it collects them: a million valid rows skip a million parses.
   const RowSchema = z
     .object(Object.fromEntries(COLUMNS.map((c) => [c, z.string()])) as Record<ColumnName, z.ZodString>)
     .superRefine((row, ctx) => {
@@ -150,6 +155,19 @@ export function createRowValidator(
       checkCells(row, rules, issues);
       for (const issue of issues) ctx.addIssue({ code: 'custom', path: [issue.column], message: issue.code, params: { issue } });
     });
+  const at = (c: ColumnName) => header[c];
+  const iChannel = at('channel');
+  const iAmount = at('amount');
+  const iType = at('type');
+  const iHolder = at('holder_name');
+  const iMobile = at('mobile_number');
+  const iBankName = at('bank_name');
+  const iBankAddress = at('bank_address');
+  const iAccount = at('account_number');
+  const iDescription = at('description');
+  const iReference = at('reference');
+  const cell = (record: readonly string[], i: number): string => (i < 0 ? '' : (record[i] ?? ''));
+  const scratch: RowIssue[] = [];
 
   return (record, line) => {
     if (record.length !== width && record.length < width) {
@@ -158,14 +176,26 @@ export function createRowValidator(
     if (record.length > width && record.slice(width).some((v) => v.trim() !== '')) {
       return { ok: false, line, issues: [{ column: 'row', code: 'field_count', params: { found: record.length, expected: width } }] };
     }
-    const cells = {} as Cells;
-    for (const c of COLUMNS) {
-      const i = header[c];
-      const raw = i < 0 ? '' : (record[i] ?? '');
-      cells[c] = TRIMMED.has(c) ? raw.trim() : raw;
+    // One fixed-shape object per row; free text (FREE_TEXT) trimmed.
+    const cells: Cells = {
+      channel: cell(record, iChannel),
+      amount: cell(record, iAmount),
+      type: cell(record, iType),
+      holder_name: cell(record, iHolder).trim(),
+      mobile_number: cell(record, iMobile),
+      bank_name: cell(record, iBankName),
+      bank_address: cell(record, iBankAddress).trim(),
+      account_number: cell(record, iAccount),
+      description: cell(record, iDescription).trim(),
+      reference: cell(record, iReference).trim(),
+    };
+    scratch.length = 0;
+    checkCells(cells, rules, scratch);
+    let issues: RowIssue[] = [];
+    if (scratch.length > 0) {
+      const parsed = RowSchema.safeParse(cells);
+      issues = parsed.success ? [] : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
     }
-    const parsed = RowSchema.safeParse(cells);
-    const issues: RowIssue[] = parsed.success ? [] : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
     const reference = cells.reference;
     if (checkReferences && reference !== '') {
       const first = firstLineOfReference.get(reference);
@@ -173,16 +203,32 @@ export function createRowValidator(
       else firstLineOfReference.set(reference, line);
     }
     if (issues.length > 0) return { ok: false, line, issues };
-    const common = { amount: cells.amount, type: cells.type as TransferType, holder_name: cells.holder_name, description: cells.description };
+    const type = cells.type as TransferType;
     return cells.channel === 'wallet'
-      ? { ok: true, item: { line, reference, channel: 'wallet', wallet: { ...common, mobile_number: cells.mobile_number } } }
+      ? {
+          ok: true,
+          item: {
+            line,
+            reference,
+            channel: 'wallet',
+            wallet: { amount: cells.amount, type, holder_name: cells.holder_name, description: cells.description, mobile_number: cells.mobile_number },
+          },
+        }
       : {
           ok: true,
           item: {
             line,
             reference,
             channel: 'bank',
-            bank: { ...common, bank_name: cells.bank_name, bank_address: cells.bank_address, number: cells.account_number },
+            bank: {
+              amount: cells.amount,
+              type,
+              holder_name: cells.holder_name,
+              description: cells.description,
+              bank_name: cells.bank_name,
+              bank_address: cells.bank_address,
+              number: cells.account_number,
+            },
           },
         };
   };

@@ -249,7 +249,24 @@ redis.call('SREM', KEYS[2], ARGV[1])
 return 'ok'
 `;
 
+// KEYS: paid-references hash. ARGV: references joined by "\n". Returns a flat list of
+// (1-based position, value) for the references found: one argument in and only the hits out, so a
+// lookup of a thousand new references costs one short reply.
+const PAID_LOOKUP = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+local refs = {}
+for ref in string.gmatch(ARGV[1], '[^\\n]+') do refs[#refs + 1] = ref end
+if #refs == 0 then return {} end
+local found = redis.call('HMGET', KEYS[1], unpack(refs))
+local out = {}
+for i = 1, #refs do
+  if found[i] then out[#out + 1] = i; out[#out + 1] = found[i] end
+end
+return out
+`;
+
 type LedgerRedis = Redis & {
+  cashoutPaidLookup(paid: string, joined: string): Promise<(number | string)[]>;
   cashoutClaimBuffer(req: string, batch: string, sending: string, now: string, by: string, seq: string): Promise<[Buffer, Buffer | Buffer[] | undefined]>;
   cashoutFinish(req: string, batch: string, sending: string, paid: string, ...args: string[]): Promise<[number, string]>;
   cashoutSplit(parent: string, batch: string, sending: string, child: string, ...args: string[]): Promise<[number, string, string?]>;
@@ -328,6 +345,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     r.defineCommand('cashoutSplit', { numberOfKeys: 4, lua: SPLIT });
     r.defineCommand('cashoutRelease', { numberOfKeys: 2, lua: RELEASE });
     r.defineCommand('cashoutResolve', { numberOfKeys: 4, lua: RESOLVE });
+    r.defineCommand('cashoutPaidLookup', { numberOfKeys: 1, lua: PAID_LOOKUP });
   }
   const batchKey = (id: string) => `${prefix}:batch:${id}`;
   const reqKey = (id: string, seq: number) => `${prefix}:batch:${id}:req:${seq}`;
@@ -640,8 +658,14 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
       }
     },
     async paidReferences(references) {
-      if (references.length === 0) return [];
-      return r.hmget(paidKey, ...references);
+      const out: (string | null)[] = new Array<string | null>(references.length).fill(null);
+      if (references.length === 0) return out;
+      // References never hold a line break (refused as control characters), so they join on one;
+      // an empty one could not be looked up that way and is never paid.
+      if (references.some((ref) => ref === '' || ref.includes('\n'))) return r.hmget(paidKey, ...references);
+      const hits = await r.cashoutPaidLookup(paidKey, references.join('\n'));
+      for (let i = 0; i < hits.length; i += 2) out[Number(hits[i]) - 1] = String(hits[i + 1]);
+      return out;
     },
     async listResolutions(batchId) {
       return (await r.lrange(`${batchKey(batchId)}:resolutions`, 0, -1)).map((entry) => {
