@@ -138,7 +138,21 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   // Check the file and its header before anything is recorded, so a file-level problem leaves no
   // trace in Redis (the rows are read when `scan.parts` is).
   const scan = await openScan(path, deps.rules, readOptions);
-  const { sha256 } = await hashFile(path);
+  // Rows are read from here on: the import threads start and check the first pieces while the
+  // file is hashed and the batch recorded. Nothing reaches Redis before the batch exists.
+  const parts = scan.parts;
+  const first = parts.next();
+  first.catch(() => undefined);
+  const stopReading = async () => {
+    await parts.return(undefined).catch(() => undefined);
+  };
+  let sha256: string;
+  try {
+    ({ sha256 } = await hashFile(path));
+  } catch (err) {
+    await stopReading();
+    throw err;
+  }
   // The same content gives the same batch; --force makes a new batch of it.
   const batchId = options.force
     ? batchIdFromSha256(createHash('sha256').update(`${sha256}:forced:${Date.now()}:${Math.random()}`).digest('hex'))
@@ -146,25 +160,30 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
 
-  await deps.ledger.createBatch({
-    id: batchId,
-    fileName: basename(path),
-    sha256,
-    createdAt: new Date().toISOString(),
-    rows: 0,
-    validRows: 0,
-    invalidRows: 0,
-    itemsPerRequest: deps.itemsPerRequest,
-    serviceUrl: deps.serviceUrl,
-    reportDir,
-    partial: options.partial === true,
-    importedBy: options.importedBy ?? 'unknown',
-    ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
-    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-  });
-  await mkdir(reportDir, { recursive: true, mode: 0o700 });
-  await copyFile(path, join(reportDir, BATCH_FILES.input));
-  await chmod(join(reportDir, BATCH_FILES.input), 0o600);
+  try {
+    await deps.ledger.createBatch({
+      id: batchId,
+      fileName: basename(path),
+      sha256,
+      createdAt: new Date().toISOString(),
+      rows: 0,
+      validRows: 0,
+      invalidRows: 0,
+      itemsPerRequest: deps.itemsPerRequest,
+      serviceUrl: deps.serviceUrl,
+      reportDir,
+      partial: options.partial === true,
+      importedBy: options.importedBy ?? 'unknown',
+      ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
+      ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+    });
+    await mkdir(reportDir, { recursive: true, mode: 0o700 });
+    await copyFile(path, join(reportDir, BATCH_FILES.input));
+    await chmod(join(reportDir, BATCH_FILES.input), 0o600);
+  } catch (err) {
+    await stopReading();
+    throw err;
+  }
 
   const notesOut = createWriteStream(join(reportDir, BATCH_FILES.notes), { mode: 0o600 });
   const writeNote = async (note: RowNote) => {
@@ -183,6 +202,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   let warnedRows = 0;
   let validRows = 0;
   let totalPiasters = 0n;
+  let warmth = 0;
   const walletLimit = deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
   let staged: StagedRequest[] = [];
   const staging: Promise<void>[] = [];
@@ -201,7 +221,8 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   };
 
   try {
-    for await (const s of scan.parts) {
+    for (let next = await first; !next.done; next = await parts.next()) {
+      const s = next.value;
       const { part } = s;
       const valid = part.piasters.length;
       // References paid in earlier batches, looked up in bulk.
@@ -218,6 +239,9 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
           if (where) paidBy.set(ref, where);
         });
       }
+      // Fetch the table slots of the part's rows together (see `FingerprintTable.warm`).
+      warmth += sameNumber.warm(part.fingerprints, 2, FP_WORDS, valid) + sameHolder.warm(part.fingerprints, 4, FP_WORDS, valid);
+      if (walletLimit !== undefined) warmth += walletTotals.warm(part.fingerprints, 6, FP_WORDS, valid);
       let j = 0;
       let k = 0;
       for (let i = 0; i < part.kinds.length; i++) {
@@ -294,6 +318,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     await stage(true);
     await Promise.all(staging);
   } catch (err) {
+    await stopReading();
     notesOut.destroy();
     await Promise.allSettled(staging);
     await deps.ledger.refuseBatch(batchId, { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n }, (err as Error).message);
@@ -301,6 +326,7 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   }
   notesOut.end();
   await once(notesOut, 'close');
+  log.trace({ warmth }, 'table slots read ahead');
   await rejectedOut?.close();
 
   const result = { batchId, sha256, rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir, totalPiasters };

@@ -177,7 +177,7 @@ export async function sniffFile(path: string, options: ReadOptions = {}): Promis
 export async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
-  for await (const chunk of createReadStream(path)) {
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
     hash.update(chunk as Buffer);
     bytes += (chunk as Buffer).length;
   }
