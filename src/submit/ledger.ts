@@ -483,7 +483,11 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     },
     async stageRequests(batchId, requests) {
       if (requests.length === 0) return;
-      const m = r.multi();
+      // One pipeline (no transaction: a batch is all staged or refused as a whole anyway). The
+      // batch's last seq is raised first, so that a refusal after a crash halfway deletes every
+      // request written (deleting one never written is harmless).
+      const m = r.pipeline();
+      m.hset(batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
       for (const q of requests) {
         m.hset(
           reqKey(batchId, q.seq),
@@ -498,8 +502,9 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
           },
         );
       }
-      m.hset(batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
-      await m.exec();
+      const results = (await m.exec()) ?? [];
+      const failed = results.find(([err]) => err);
+      if (failed) throw failed[0];
     },
     async releaseBatch(batchId, counts, approvalUntil) {
       const state = counts.requests === 0 ? 'finished' : approvalUntil ? 'awaiting_approval' : 'queued';
