@@ -113,7 +113,7 @@ async function rowOutcome(ledger: Ledger, req: LedgerRequest, line: number, cach
     const next = current.resentAs!;
     let child = cache.get(next);
     if (!child) {
-      child = await ledger.getRequest(current.batchId, next);
+      child = await ledger.getRequest(current.batchId, next, { body: false });
       if (!child) break;
       cache.set(next, child);
     }
@@ -141,19 +141,16 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
   const out = openCsvOut(join(dir, BATCH_FILES.results), RESULT_COLUMNS);
   const notes = readNotes(join(dir, BATCH_FILES.notes))[Symbol.asyncIterator]();
   let nextNote = await notes.next();
-  const totals = new Map<string, bigint>();
+  // Sums in piasters per tally; the decimal strings are written once, at the end.
+  const totals = new Map<Tally, bigint>();
   const byStatus = emptyTallies();
   const byChannel: Record<string, Tally> = {};
   const total: Tally = { rows: 0, amount: '0.00' };
   const attention: AttentionRow[] = [];
   let attentionTotal = 0;
-  const add = (t: Tally, key: string, amount: string) => {
+  const add = (t: Tally, piasters: bigint | undefined) => {
     t.rows++;
-    if (AMOUNT_PATTERN.test(amount)) {
-      const sum = (totals.get(key) ?? 0n) + toPiasters(amount);
-      totals.set(key, sum);
-      t.amount = formatPiasters(sum);
-    }
+    if (piasters !== undefined) totals.set(t, (totals.get(t) ?? 0n) + piasters);
   };
 
   let seq = 0;
@@ -161,9 +158,22 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
   let reqLines: number[] = [];
   let reqPos = 0;
   const cache = new Map<number, LedgerRequest>();
+  // Requests are read a few ahead of the rows (one round trip each, without their bodies).
+  const AHEAD = 8;
+  const ahead = new Map<number, Promise<LedgerRequest | undefined>>();
+  const fetchRequest = (n: number) => {
+    let p = ahead.get(n);
+    if (!p) {
+      p = ledger.getRequest(batch.id, n, { body: false });
+      ahead.set(n, p);
+    }
+    return p;
+  };
   const nextRequest = async () => {
     seq++;
-    req = seq <= batch.requests ? await ledger.getRequest(batch.id, seq) : undefined;
+    for (let n = seq + 1; n <= Math.min(batch.requests, seq + AHEAD); n++) void fetchRequest(n).catch(() => undefined);
+    req = seq <= batch.requests ? await fetchRequest(seq) : undefined;
+    ahead.delete(seq);
     reqLines = req ? [...req.walletLines, ...req.bankLines].sort((a, b) => a - b) : [];
     reqPos = 0;
     cache.clear();
@@ -212,9 +222,10 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     }
     const amount = cell(record.cells, 'amount');
     const channel = cell(record.cells, 'channel');
-    add(byStatus[o.status], `s:${o.status}`, amount);
-    add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), `c:${channel}`, amount);
-    add(total, 'total', amount);
+    const piasters = AMOUNT_PATTERN.test(amount) ? toPiasters(amount) : undefined;
+    add(byStatus[o.status], piasters);
+    add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), piasters);
+    add(total, piasters);
     await out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
     if ((ATTENTION_STATUSES as readonly string[]).includes(o.status)) {
       attentionTotal++;
@@ -224,6 +235,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     }
   }
   await out.close();
+  for (const [t, sum] of totals) t.amount = formatPiasters(sum);
 
   const resolutions = await ledger.listResolutions(batch.id);
   const lastSeq = await ledger.lastSeq(batch.id);

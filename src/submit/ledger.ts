@@ -298,7 +298,11 @@ export interface Ledger {
   /** awaiting_approval → cancelled; nothing of the batch will be sent. */
   cancelBatch(batchId: string, by: string, note: string, expired?: boolean): Promise<void>;
   listApprovals(batchId: string): Promise<ApprovalEvent[]>;
-  getRequest(batchId: string, seq: number): Promise<LedgerRequest | undefined>;
+  /**
+   * A request's record, or undefined. With `{ body: false }` the body is not read (reports need
+   * only the outcome: a request's body is most of its bytes); `bodyJson` is then "{}".
+   */
+  getRequest(batchId: string, seq: number, options?: { readonly body?: boolean }): Promise<LedgerRequest | undefined>;
   claim(batchId: string, seq: number, by: string): Promise<ClaimResult>;
   /** sending → final state. Returns the number of requests of the batch still open (0 = batch done). */
   finish(batchId: string, seq: number, outcome: Outcome): Promise<number>;
@@ -387,6 +391,9 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
   }
 
   /** A request from its hash fields; `rawBody` (the body's bytes) takes the place of `h.body` when given. */
+  /** Every field of a request record but its body (see `parseRequest`). */
+  const OUTCOME_FIELDS = ['state', 'wallet_lines', 'bank_lines', 'total', 'refs', 'attempts', 'parent', 'resent_as', 'http_status', 'message', 'row_errors', 'sending_at', 'sent_by', 'finished_at', 'resolution'] as const;
+
   function parseRequest(batchId: string, seq: number, h: Record<string, string>, rawBody?: Buffer): LedgerRequest | undefined {
     if (!h.state) return undefined;
     const bodyJson: string | Buffer = rawBody ?? h.body ?? '{}';
@@ -420,8 +427,15 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     };
   }
 
-  async function getRequest(batchId: string, seq: number): Promise<LedgerRequest | undefined> {
-    return parseRequest(batchId, seq, await r.hgetall(reqKey(batchId, seq)));
+  async function getRequest(batchId: string, seq: number, options: { readonly body?: boolean } = {}): Promise<LedgerRequest | undefined> {
+    if (options.body !== false) return parseRequest(batchId, seq, await r.hgetall(reqKey(batchId, seq)));
+    const values = await r.hmget(reqKey(batchId, seq), ...OUTCOME_FIELDS);
+    const h: Record<string, string> = {};
+    OUTCOME_FIELDS.forEach((f, i) => {
+      const v = values[i];
+      if (v !== null && v !== undefined) h[f] = v;
+    });
+    return parseRequest(batchId, seq, h);
   }
 
   return {
