@@ -44,8 +44,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** The reason a single item field fails, or undefined when it is fine. */
-function fieldProblem(key: string, field: string, value: unknown, banks: BankList): string | undefined {
+/** Where a field's name (`mobile_wallets.0.amount`) goes in a reason returned by `fieldProblem`. */
+const KEY = '\u0000';
+
+/**
+ * The reason a single item field fails, with `KEY` standing for the field's name (filled in only
+ * for a problem, so a valid item builds no strings), or undefined when it is fine.
+ */
+function fieldProblem(field: string, value: unknown, banks: BankList): string | undefined {
+  const key = KEY;
   if (value === undefined || value === null) return `The ${key} field is required.`;
   if (typeof value !== 'string') return `The ${key} field must be a string.`;
   if (value.trim() === '') return `The ${key} field is required.`;
@@ -79,9 +86,11 @@ function checkItems(name: ArrayKey, items: readonly unknown[], banks: BankList, 
       return;
     }
     for (const field of FIELDS[name]) {
-      const key = `${prefix}.${field}`;
-      const problem = fieldProblem(key, field, item[field], banks);
-      if (problem !== undefined) errors[key] = problem;
+      const problem = fieldProblem(field, item[field], banks);
+      if (problem !== undefined) {
+        const key = `${prefix}.${field}`;
+        errors[key] = problem.split(KEY).join(key);
+      }
     }
   });
 }
