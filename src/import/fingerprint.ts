@@ -6,50 +6,38 @@
  * fingerprint with a probability of about 2^-64 per pair.
  */
 
-/**
- * Writes the fingerprint of `text` into `out[at]` (high word, used to place it in a table) and
- * `out[at + 1]` (low word, stored to tell keys apart). `out` is a `Uint32Array`.
- */
-export function fingerprintInto(text: string, out: Uint32Array, at: number): void {
-  let a = 0x811c9dc5;
-  let b = 0x9e3779b9 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x85ebca6b);
-    b ^= b >>> 13;
-  }
-  a ^= a >>> 16;
-  a = Math.imul(a, 0x7feb352d);
-  a ^= a >>> 15;
-  b = Math.imul(b ^ (b >>> 16), 0xc2b2ae35);
-  b ^= b >>> 16;
-  out[at] = a >>> 0;
-  out[at + 1] = b >>> 0;
+// The two running hashes of the fingerprint being computed (one at a time; no allocation).
+let hx = 0;
+let hy = 0;
+
+function begin(length: number): void {
+  hx = 0x811c9dc5;
+  hy = 0x9e3779b9 ^ length;
 }
 
-/**
- * Writes the fingerprint of the key `tag`, NUL, `a`, NUL, `b` into `out[at]` and `out[at + 1]`:
- * the same words `fingerprintInto` gives for that text joined, without building it.
- */
-export function fingerprintKeyInto(tag: string, a: string, b: string, out: Uint32Array, at: number): void {
-  let x = 0x811c9dc5;
-  let y = 0x9e3779b9 ^ (tag.length + a.length + b.length + 2);
-  for (let part = 0; part < 3; part++) {
-    const text = part === 0 ? tag : part === 1 ? a : b;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      x = Math.imul(x ^ c, 0x01000193);
-      y = Math.imul(y ^ c, 0x85ebca6b);
-      y ^= y >>> 13;
-    }
-    if (part < 2) {
-      // The NUL between parts.
-      x = Math.imul(x, 0x01000193);
-      y = Math.imul(y, 0x85ebca6b);
-      y ^= y >>> 13;
-    }
+function feed(text: string): void {
+  let x = hx;
+  let y = hy;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    x = Math.imul(x ^ c, 0x01000193);
+    y = Math.imul(y ^ c, 0x85ebca6b);
+    y ^= y >>> 13;
   }
+  hx = x;
+  hy = y;
+}
+
+/** Feeds one NUL character (the separator of a key's parts). */
+function feedNul(): void {
+  hx = Math.imul(hx, 0x01000193);
+  hy = Math.imul(hy, 0x85ebca6b);
+  hy ^= hy >>> 13;
+}
+
+function end(out: Uint32Array, at: number): void {
+  let x = hx;
+  let y = hy;
   x ^= x >>> 16;
   x = Math.imul(x, 0x7feb352d);
   x ^= x >>> 15;
@@ -57,4 +45,28 @@ export function fingerprintKeyInto(tag: string, a: string, b: string, out: Uint3
   y ^= y >>> 16;
   out[at] = x >>> 0;
   out[at + 1] = y >>> 0;
+}
+
+/**
+ * Writes the fingerprint of `text` into `out[at]` (high word, used to place it in a table) and
+ * `out[at + 1]` (low word, stored to tell keys apart). `out` is a `Uint32Array`.
+ */
+export function fingerprintInto(text: string, out: Uint32Array, at: number): void {
+  begin(text.length);
+  feed(text);
+  end(out, at);
+}
+
+/**
+ * Writes the fingerprint of the key `tag`, NUL, `a`, NUL, `b` into `out[at]` and `out[at + 1]`:
+ * the same words `fingerprintInto` gives for that text joined, without building it.
+ */
+export function fingerprintKeyInto(tag: string, a: string, b: string, out: Uint32Array, at: number): void {
+  begin(tag.length + a.length + b.length + 2);
+  feed(tag);
+  feedNul();
+  feed(a);
+  feedNul();
+  feed(b);
+  end(out, at);
 }
