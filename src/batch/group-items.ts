@@ -7,6 +7,7 @@
 import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
 import type { PayoutItem } from '../import/validate-row.js';
 import { toPiasters } from '../money.js';
+import { jsonString } from '../contract/item-json.js';
 
 /** A withdrawal request before it is sent: body plus the file line of each item, array by array. */
 export interface WithdrawalRequest {
@@ -92,8 +93,10 @@ export function groupItems(items: readonly PayoutItem[], itemsPerRequest: number
  * `JSON.stringify(body)` gives; UTF-8 bytes from the import): what the import stages. Other
  * fields as in `WithdrawalRequest`.
  */
-export interface StagedRequest extends Omit<WithdrawalRequest, 'body'> {
+export interface StagedRequest extends Omit<WithdrawalRequest, 'body' | 'references'> {
   readonly bodyJson: string | Buffer;
+  /** `references` as JSON (`{"<line>":"<reference>",…}`, lines ascending: the text `JSON.stringify` gives). */
+  readonly referencesJson: string;
 }
 
 const OPEN_WALLETS = Buffer.from('{"mobile_wallets":[');
@@ -153,7 +156,7 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
   const banks = createItemList();
   let walletLines: number[] = [];
   let bankLines: number[] = [];
-  let references: Record<string, string> = {};
+  let references = '';
   let total = 0n;
   const build = (): StagedRequest => {
     const w = wallets.count > 0;
@@ -168,12 +171,12 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
     } else at += OPEN_BANKS.copy(body, at);
     at = banks.copyTo(body, at);
     CLOSE.copy(body, at);
-    const req: StagedRequest = { seq: seq++, bodyJson: body, walletLines, bankLines, totalPiasters: total, references };
+    const req: StagedRequest = { seq: seq++, bodyJson: body, walletLines, bankLines, totalPiasters: total, referencesJson: `{${references}}` };
     wallets.clear();
     banks.clear();
     walletLines = [];
     bankLines = [];
-    references = {};
+    references = '';
     total = 0n;
     return req;
   };
@@ -186,7 +189,8 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
         banks.add(source, start, end);
         bankLines.push(line);
       }
-      if (reference !== '') references[line] = reference;
+      // Lines only grow, so the keys come in the order JSON.stringify gives integer keys.
+      if (reference !== '') references += `${references === '' ? '' : ','}"${line}":${jsonString(reference)}`;
       total += piasters;
       return wallets.count + banks.count >= itemsPerRequest ? build() : undefined;
     },

@@ -511,7 +511,7 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
             wallet_lines: JSON.stringify(q.walletLines),
             bank_lines: JSON.stringify(q.bankLines),
             total: q.totalPiasters.toString(),
-            refs: JSON.stringify(q.references),
+            refs: 'referencesJson' in q ? q.referencesJson : JSON.stringify(q.references),
             attempts: '0',
           },
         );
