@@ -41,13 +41,6 @@ export interface FingerprintTable {
   getOrAdd(hi: number, lo: number, value: number): number;
   /** Adds `amount` to the key's value (0 when new), saturating at 2^32 − 1; returns the new value. */
   addTo(hi: number, lo: number, amount: number): number;
-  /**
-   * Reads, without changing anything, the first slot each of `count` keys would look at: the
-   * high words `fingerprints[from]`, `fingerprints[from + step]`, … . Called for a part's rows before they are
-   * looked up one by one, it lets the processor fetch those memory lines together instead of one
-   * miss at a time. Returns a number only to keep the reads from being optimised away.
-   */
-  warm(fingerprints: Uint32Array, from: number, step: number, count: number): number;
   /** Keys held. */
   readonly size: number;
   /** Bytes held by the table's arrays. */
@@ -124,14 +117,6 @@ export function createFingerprintTable(fullKey: boolean, expected: () => number 
       const v = Math.min(0xffffffff, amount);
       put(foundLevel!, foundAt, hi, lo, v);
       return v;
-    },
-    warm(fingerprints, from, step, count) {
-      let sum = 0;
-      for (let i = 0; i < levels.length; i++) {
-        const { slots, capacity } = levels[i]!;
-        for (let k = 0, at = from; k < count; k++, at += step) sum += slots[slotOf(fingerprints[at]!, capacity) * stride + words]!;
-      }
-      return sum;
     },
     get size() {
       return size;

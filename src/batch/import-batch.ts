@@ -202,7 +202,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   let warnedRows = 0;
   let validRows = 0;
   let totalPiasters = 0n;
-  let warmth = 0;
   const walletLimit = deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
   let staged: StagedRequest[] = [];
   const staging: Promise<void>[] = [];
@@ -239,9 +238,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
           if (where) paidBy.set(ref, where);
         });
       }
-      // Fetch the table slots of the part's rows together (see `FingerprintTable.warm`).
-      warmth += sameNumber.warm(part.fingerprints, 2, FP_WORDS, valid) + sameHolder.warm(part.fingerprints, 4, FP_WORDS, valid);
-      if (walletLimit !== undefined) warmth += walletTotals.warm(part.fingerprints, 6, FP_WORDS, valid);
       let j = 0;
       let k = 0;
       for (let i = 0; i < part.kinds.length; i++) {
@@ -326,7 +322,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   }
   notesOut.end();
   await once(notesOut, 'close');
-  log.trace({ warmth }, 'table slots read ahead');
   await rejectedOut?.close();
 
   const result = { batchId, sha256, rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir, totalPiasters };

@@ -237,8 +237,6 @@ async function* scanParts(
   let rowsSoFar = 0;
   const firstLineOfReference = createFingerprintTable(true, estimatedRows);
   const scratch = new Uint32Array(2);
-  // Kept so that reading table slots ahead is not optimised away.
-  let warmth = 0;
   const referenceColumn = settings.header.reference;
 
   if (!cuts) {
@@ -296,7 +294,6 @@ async function* scanParts(
       const references = valid === 0 ? [] : part.references.split('\n');
       const earlierReference = new Int32Array(valid);
       const invalidIssues: (readonly RowIssue[])[] = [];
-      warmth += firstLineOfReference.warm(part.fingerprints, 0, FP_WORDS, valid);
       let j = 0;
       let k = 0;
       for (let i = 0; i < rows; i++) {
@@ -347,6 +344,5 @@ async function* scanParts(
   } finally {
     if (cutting) await cuts!.return(undefined);
     await runner.close();
-    if (warmth < 0) throw new Error('unreachable');
   }
 }
