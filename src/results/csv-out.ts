@@ -21,7 +21,11 @@ export function neutraliseCell(value: string): string {
 
 /** A CSV file being written row by row. */
 export interface CsvOut {
-  write(row: readonly (string | number | undefined)[]): Promise<void>;
+  /**
+   * Writes one row. Returns a promise when the file is catching up (wait for it before the next
+   * row), else undefined: a report of a million rows does not wait a million times.
+   */
+  write(row: readonly (string | number | undefined)[]): Promise<void> | undefined;
   /** Finishes the file and moves it into place. */
   close(): Promise<void>;
 }
@@ -32,20 +36,28 @@ export function openCsvOut(path: string, header: readonly string[]): CsvOut {
   const file = createWriteStream(tmp, { mode: 0o600 });
   const csv = stringify({ record_delimiter: 'unix' });
   csv.pipe(file);
-  const put = async (row: readonly (string | number | undefined)[]) => {
-    if (!csv.write(row.map((c) => (c === undefined ? '' : typeof c === 'number' ? String(c) : neutraliseCell(c))))) {
-      await once(csv, 'drain');
-    }
+  /** Settles when the rows written so far have been taken; undefined when nothing waits. */
+  let waiting: Promise<void> | undefined;
+  const track = (p: Promise<void>): Promise<void> => {
+    const t: Promise<void> = p.then(() => {
+      if (waiting === t) waiting = undefined;
+    });
+    waiting = t;
+    return t;
   };
-  let ready = put(header);
+  const put = (row: readonly (string | number | undefined)[]): Promise<void> | undefined => {
+    if (csv.write(row.map((c) => (c === undefined ? '' : typeof c === 'number' ? String(c) : neutraliseCell(c))))) return undefined;
+    return track(once(csv, 'drain').then(() => undefined));
+  };
+  put(header);
   return {
-    async write(row) {
-      await ready;
-      ready = put(row);
-      await ready;
+    write(row) {
+      // Rows keep their order: while the file catches up, a row waits its turn.
+      if (waiting) return track(waiting.then(() => put(row)));
+      return put(row);
     },
     async close() {
-      await ready;
+      while (waiting) await waiting;
       csv.end();
       await once(file, 'close');
       await rename(tmp, path);

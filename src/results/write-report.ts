@@ -158,6 +158,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
   let reqLines: number[] = [];
   let reqPos = 0;
   const cache = new Map<number, LedgerRequest>();
+  let sharedOutcome: RowOutcome | undefined;
   // Requests are read a few ahead of the rows (one round trip each, without their bodies).
   const AHEAD = 8;
   const ahead = new Map<number, Promise<LedgerRequest | undefined>>();
@@ -176,6 +177,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     ahead.delete(seq);
     reqLines = req ? [...req.walletLines, ...req.bankLines].sort((a, b) => a - b) : [];
     reqPos = 0;
+    sharedOutcome = undefined;
     cache.clear();
   };
   await nextRequest();
@@ -205,7 +207,9 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     } else if (note?.status === 'duplicate') {
       o = { status: 'duplicate', request: undefined, httpStatus: undefined, message: note.message ?? 'not sent: reference already paid', errors: '' };
     } else if (req && reqLines[reqPos] === line) {
-      o = await rowOutcome(ledger, req, line, cache);
+      // Rows of a request share its outcome unless it was rejected (each row may have its own reasons).
+      if (req.state === 'rejected') o = await rowOutcome(ledger, req, line, cache);
+      else o = sharedOutcome ??= outcomeFromRequest(req, line) as RowOutcome;
       if (o.status === 'pending' && batch.state === 'cancelled') o = { ...o, status: 'not_sent', message: 'not sent: the batch was cancelled before approval' };
       else if (o.status === 'pending' && batch.state === 'awaiting_approval') o = { ...o, message: 'awaiting approval; nothing is sent before it' };
       reqPos++;
@@ -226,7 +230,8 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<Repor
     add(byStatus[o.status], piasters);
     add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), piasters);
     add(total, piasters);
-    await out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
+    const writing = out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
+    if (writing) await writing;
     if ((ATTENTION_STATUSES as readonly string[]).includes(o.status)) {
       attentionTotal++;
       if (attention.length < ATTENTION_LIMIT) {
