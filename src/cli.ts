@@ -6,7 +6,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CashoutError, EXIT, exitCodeFor } from './errors.js';
-import { loadContext, type AppContext } from './commands/context.js';
+import type { AppContext } from './commands/context.js';
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
@@ -40,12 +40,14 @@ const strictDupOption = () => new Option('--strict-duplicates', 'refuse rows tha
 /** Builds the program; `run(ctx)` actions resolve to an exit code. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('cashout');
+  // Configuration, logging and the queue modules load only when a command runs, so `--help` and
+  // usage errors answer at once.
   let ctx: AppContext | undefined;
-  const context = () => (ctx ??= loadContext());
+  const context = async () => (ctx ??= (await import('./commands/context.js')).loadContext());
   const act =
     <A extends unknown[]>(fn: (c: AppContext, ...args: A) => Promise<number>) =>
     async (...args: A) => {
-      setExit(await fn(context(), ...args));
+      setExit(await fn(await context(), ...args));
     };
   const delimiterOption = () => new Option('--delimiter <char>', 'field delimiter: a character, or comma, semicolon, tab, pipe').argParser(delimiter);
   const encodingOption = () => new Option('--encoding <name>', 'text encoding of the file (default utf-8; e.g. windows-1256, utf-16le)');
