@@ -3,16 +3,15 @@
  * and the Redis/BullMQ/ledger handles a command opens and closes.
  */
 import { randomBytes } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULT_REDIS_URL, parseConfig, withDotEnv, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { loadBankList, type BankList } from '../contract/supported-banks.js';
 import type { RowRules } from '../import/validate-row.js';
-import { closeRedis, connectRedis } from '../queue/connection.js';
-import { startPrivateRedis, type PrivateRedis } from '../queue/private-redis.js';
+import type { PrivateRedis } from '../queue/private-redis.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
-import { openLedger, type Ledger } from '../submit/ledger.js';
+import type { Ledger } from '../submit/ledger.js';
 import { CashoutError } from '../errors.js';
 import type { BatchPolicy, ImportDeps } from '../batch/import-batch.js';
 import { readOptionsFrom } from '../import/read-rows.js';
@@ -55,6 +54,13 @@ export interface QueueHandles {
  * private `redis-server` is started for the run.
  */
 export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = {}): Promise<QueueHandles> {
+  // Loaded here, not at start-up: commands that never touch Redis (validate, --help) start faster.
+  const [{ Queue }, { closeRedis, connectRedis }, { startPrivateRedis }, { openLedger }] = await Promise.all([
+    import('bullmq'),
+    import('../queue/connection.js'),
+    import('../queue/private-redis.js'),
+    import('../submit/ledger.js'),
+  ]);
   let url = ctx.config.redisUrl ?? DEFAULT_REDIS_URL;
   let privateRedis: PrivateRedis | undefined;
   let redis: Redis;
