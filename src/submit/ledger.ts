@@ -251,16 +251,20 @@ return 'ok'
 
 // KEYS: paid-references hash. ARGV: references joined by "\n". Returns a flat list of
 // (1-based position, value) for the references found: one argument in and only the hits out, so a
-// lookup of a thousand new references costs one short reply.
+// lookup of a thousand new references costs one short reply. HMGET takes a thousand at a time
+// (Lua's unpack has a limit).
 const PAID_LOOKUP = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 local refs = {}
 for ref in string.gmatch(ARGV[1], '[^\\n]+') do refs[#refs + 1] = ref end
 if #refs == 0 then return {} end
-local found = redis.call('HMGET', KEYS[1], unpack(refs))
 local out = {}
-for i = 1, #refs do
-  if found[i] then out[#out + 1] = i; out[#out + 1] = found[i] end
+for from = 1, #refs, 1000 do
+  local to = math.min(from + 999, #refs)
+  local found = redis.call('HMGET', KEYS[1], unpack(refs, from, to))
+  for i = from, to do
+    if found[i - from + 1] then out[#out + 1] = i; out[#out + 1] = found[i - from + 1] end
+  end
 end
 return out
 `;
