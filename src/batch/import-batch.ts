@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
 import { createFingerprintTable } from './fingerprint-table.js';
 import { formatPiasters, toPiasters } from '../money.js';
-import { openScan, type ScanOptions } from '../import/parallel-scan.js';
+import { openScan, type Scan, type ScannedPart, type ScanOptions } from '../import/parallel-scan.js';
 import { FP_WORDS, ROW_INVALID, ROW_WALLET } from '../import/check-chunk.js';
 import { CashoutError } from '../errors.js';
 import type { RowRules } from '../import/validate-row.js';
@@ -128,24 +128,65 @@ export interface ImportResult {
   readonly reportDir: string;
 }
 
-/** Imports one payout file. Throws `CashoutError` for file-level problems and for content imported before (`batch_exists`). */
-export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}): Promise<ImportResult> {
-  const readOptions: ScanOptions = {
+/**
+ * A payout file opened for import: checked (`openScan`: existence, size, encoding, header), its
+ * import threads started on the first pieces. `close` stops the threads (harmless once the rows
+ * were read to the end). Nothing of it is in Redis.
+ */
+export interface OpenedPayoutFile {
+  readonly path: string;
+  readonly scan: Scan;
+  /** The first part of the rows, already asked for. */
+  readonly first: Promise<IteratorResult<ScannedPart>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens `path` for `importBatch` and starts reading its rows, so that the import threads load and
+ * check the first pieces while the caller connects to Redis. `read` is what `importBatch` would
+ * use: the file limits and threads (`ImportDeps.limits`) with `--delimiter`/`--encoding`. Throws
+ * `CashoutError` for file-level problems, before anything touches Redis.
+ */
+export async function openPayoutFile(path: string, rules: RowRules, read: ScanOptions): Promise<OpenedPayoutFile> {
+  const scan = await openScan(path, rules, read);
+  const first = scan.parts.next();
+  first.catch(() => undefined);
+  return {
+    path,
+    scan,
+    first,
+    close: async () => {
+      await scan.parts.return(undefined).catch(() => undefined);
+    },
+  };
+}
+
+/** The read options of an import: the file limits of `deps` with the file's delimiter and encoding. */
+export function importReadOptions(deps: Pick<ImportDeps, 'limits'>, options: Pick<ImportOptions, 'delimiter' | 'encoding'>): ScanOptions {
+  return {
     ...deps.limits,
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   };
+}
+
+/**
+ * Imports one payout file. Throws `CashoutError` for file-level problems and for content imported
+ * before (`batch_exists`). `opened` is the file already opened by `openPayoutFile` with
+ * `importReadOptions(deps, options)` (else it is opened here); it is closed either way.
+ */
+export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}, opened?: OpenedPayoutFile): Promise<ImportResult> {
   // Check the file and its header before anything is recorded, so a file-level problem leaves no
-  // trace in Redis (the rows are read when `scan.parts` is).
-  const scan = await openScan(path, deps.rules, readOptions);
-  // Rows are read from here on: the import threads start and check the first pieces while the
-  // file is hashed and the batch recorded. Nothing reaches Redis before the batch exists.
+  // trace in Redis. Rows are read from there on: the import threads start and check the first
+  // pieces while the file is hashed and the batch recorded.
+  const file = opened ?? (await openPayoutFile(path, deps.rules, importReadOptions(deps, options)));
+  if (file.path !== path) {
+    await file.close();
+    throw new RangeError(`importBatch was given ${file.path} opened, not ${path}`);
+  }
+  const { scan, first } = file;
   const parts = scan.parts;
-  const first = parts.next();
-  first.catch(() => undefined);
-  const stopReading = async () => {
-    await parts.return(undefined).catch(() => undefined);
-  };
+  const stopReading = file.close;
   let sha256: string;
   try {
     ({ sha256 } = await hashFile(path));

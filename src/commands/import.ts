@@ -1,5 +1,6 @@
 /** `cashout import <file>`: validate and queue only; a `cashout worker` submits. Exit 0 queued, 1 refused (invalid rows), 2 file problem, 3 Redis. */
-import { importBatch } from '../batch/import-batch.js';
+import { importBatch, importReadOptions, openPayoutFile } from '../batch/import-batch.js';
+import { readOptionsFrom } from '../import/read-rows.js';
 import { writeReport } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
@@ -11,7 +12,16 @@ import type { RunOptions } from './run.js';
 /** Imports one file into the queue; returns the exit code. */
 export async function importCommand(ctx: AppContext, file: string, opts: Omit<RunOptions, 'sandbox'>): Promise<number> {
   const target = serviceTarget(ctx.config);
-  const handles = await openQueues(ctx);
+  // The file is checked and its import threads start before Redis is opened: a bad file answers
+  // at once, and the threads load while the connections are made.
+  const opened = await openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
+  let handles: Awaited<ReturnType<typeof openQueues>>;
+  try {
+    handles = await openQueues(ctx);
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
   try {
     await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
     const reading = startProgress(ctx.log, 'reading', 'rows');
@@ -21,6 +31,7 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
         importDeps(ctx, handles, target.baseUrl),
         file,
         { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
+        opened,
       );
     } finally {
       reading.stop();
@@ -33,6 +44,7 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
     process.stdout.write(`Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` + (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'));
     return EXIT.ok;
   } finally {
+    await opened.close();
     await handles.close();
   }
 }

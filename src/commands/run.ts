@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { importBatch, type ImportOptions } from '../batch/import-batch.js';
+import { importBatch, importReadOptions, openPayoutFile, type ImportOptions, type OpenedPayoutFile } from '../batch/import-batch.js';
+import { readOptionsFrom } from '../import/read-rows.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
@@ -110,7 +111,11 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  let opened: OpenedPayoutFile | undefined;
   try {
+    // The file is checked and its import threads start first: a bad file answers at once, and
+    // the threads load while the sandbox starts and Redis is opened.
+    opened = await openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
     let target: { baseUrl: string; token: string };
     if (opts.sandbox) {
       const token = randomBytes(24).toString('hex');
@@ -148,6 +153,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
           importDeps(ctx, handles, target.baseUrl),
           file,
           { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
+          opened,
         );
       } finally {
         reading.stop();
@@ -171,6 +177,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     }
     return exitCodeForSummary(summary, imported.validRows);
   } finally {
+    await opened?.close();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     if (handles) {

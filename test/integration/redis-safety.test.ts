@@ -2,10 +2,16 @@
  * The ledger's Redis must keep what it acknowledged: workers refuse to submit, naming the setting,
  * when Redis would forget a `sending` mark (no append-only file, or no fsync before Redis 7.2) or
  * could evict ledger keys. Each case runs against a private redis-server started by the test.
+ * `cashout import` checks the file before it connects: a bad file is named even when no Redis
+ * answers, and a good one whose import threads already started ends cleanly when none does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
+import { createRowMaker } from '../../scripts/generate-payouts.js';
 import { checkRedisSafety, requireSafeRedis } from '../../src/queue/redis-safety.js';
 import { isCashoutError } from '../../src/errors.js';
 import { runCli } from '../support/cli.js';
@@ -61,5 +67,45 @@ describe('Redis safety for the ledger', () => {
     expect(res.code).toBe(3);
     expect(res.stderr).toMatch(/^cashout: Redis is not safe for the submission ledger: appendonly must be yes/m);
     expect(res.stderr).not.toContain('secret-token-value');
+  });
+
+  describe('cashout import checks the file before it connects to Redis', () => {
+    const env = async () => ({
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      CASHOUT_API_BASE_URL: 'http://127.0.0.1:9',
+      CASHOUT_API_TOKEN: 'x',
+      CASHOUT_LOG_LEVEL: 'error',
+    });
+
+    it('a file that is not a payout CSV is named (exit 2), even with no Redis to reach', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cashout-early-'));
+      try {
+        const path = join(dir, 'notes.csv');
+        await writeFile(path, 'name,comment\nAli,hello\n');
+        const res = await runCli(['import', path], await env());
+        expect(res.code).toBe(2);
+        expect(res.stderr).toMatch(/^cashout: unknown column "name"/m);
+        expect(res.stderr).not.toMatch(/Redis/);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a large good file whose import threads already started ends with exit 3 when Redis cannot be reached', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cashout-early-'));
+      try {
+        const maker = createRowMaker({ rows: 20_000, seed: 5 });
+        const lines = ['channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference'];
+        for (let i = 0; i < 20_000; i++) lines.push(maker.next().replace(/\n$/, ''));
+        const path = join(dir, 'big.csv');
+        await writeFile(path, `${lines.join('\n')}\n`);
+        const res = await runCli(['import', path], await env());
+        expect(res.code).toBe(3);
+        expect(res.stderr.trim().split('\n')).toHaveLength(1);
+        expect(res.stderr).toMatch(/^cashout: Redis at redis:\/\/127\.0\.0\.1:\d+ cannot be reached/);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
 });
