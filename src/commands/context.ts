@@ -13,7 +13,7 @@ import type { PrivateRedis } from '../queue/private-redis.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from '../submit/ledger.js';
 import { CashoutError } from '../errors.js';
-import type { BatchPolicy, ImportDeps } from '../batch/import-batch.js';
+import { importReadOptions, openPayoutFile, type BatchPolicy, type ImportDeps, type ImportOptions, type OpenedPayoutFile } from '../batch/import-batch.js';
 import { readOptionsFrom } from '../import/read-rows.js';
 import { createPaymentClient, type PaymentClient } from '../submit/payment-client.js';
 import type { WorkerSettings } from '../../jobs/index.js';
@@ -130,6 +130,15 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     policy: batchPolicy(ctx.config),
     limits: readOptionsFrom(ctx.config),
   };
+}
+
+/**
+ * Opens `file` for `importBatch` with the same read options `importDeps` gives it (the configured
+ * file limits, with the command's delimiter and encoding), before any Redis connection: a bad file
+ * is refused at once and the import threads start. Throws `CashoutError` for file problems.
+ */
+export function openImportFile(ctx: AppContext, file: string, opts: Pick<ImportOptions, 'delimiter' | 'encoding'>): Promise<OpenedPayoutFile> {
+  return openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
 }
 
 /** A payment client for `target` with the configured timeouts, one connection per request in flight. */

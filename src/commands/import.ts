@@ -1,12 +1,11 @@
 /** `cashout import <file>`: validate and queue only; a `cashout worker` submits. Exit 0 queued, 1 refused (invalid rows), 2 file problem, 3 Redis. */
-import { importBatch, importReadOptions, openPayoutFile } from '../batch/import-batch.js';
-import { readOptionsFrom } from '../import/read-rows.js';
+import { importBatch } from '../batch/import-batch.js';
 import { writeReport } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
 import { startProgress } from './progress.js';
-import { actorName, importDeps, openQueues, serviceTarget, type AppContext } from './context.js';
+import { actorName, importDeps, openImportFile, openQueues, serviceTarget, type AppContext } from './context.js';
 import type { RunOptions } from './run.js';
 
 /** Imports one file into the queue; returns the exit code. */
@@ -14,37 +13,34 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
   const target = serviceTarget(ctx.config);
   // The file is checked and its import threads start before Redis is opened: a bad file answers
   // at once, and the threads load while the connections are made.
-  const opened = await openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
-  let handles: Awaited<ReturnType<typeof openQueues>>;
+  const opened = await openImportFile(ctx, file, opts);
   try {
-    handles = await openQueues(ctx);
-  } catch (err) {
-    await opened.close();
-    throw err;
-  }
-  try {
-    await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
-    const reading = startProgress(ctx.log, 'reading', 'rows');
-    let r: Awaited<ReturnType<typeof importBatch>>;
+    const handles = await openQueues(ctx);
     try {
-      r = await importBatch(
-        importDeps(ctx, handles, target.baseUrl),
-        file,
-        { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
-        opened,
-      );
+      await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
+      const reading = startProgress(ctx.log, 'reading', 'rows');
+      let r: Awaited<ReturnType<typeof importBatch>>;
+      try {
+        r = await importBatch(
+          importDeps(ctx, handles, target.baseUrl),
+          file,
+          { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
+          opened,
+        );
+      } finally {
+        reading.stop();
+      }
+      if (r.state === 'refused' || r.state === 'awaiting_approval') {
+        const summary = await writeReport(handles.ledger, r.batchId);
+        process.stdout.write(formatSummary(summary, r.reportDir));
+        return r.state === 'refused' ? EXIT.notAllAccepted : EXIT.ok;
+      }
+      process.stdout.write(`Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` + (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'));
+      return EXIT.ok;
     } finally {
-      reading.stop();
+      await handles.close();
     }
-    if (r.state === 'refused' || r.state === 'awaiting_approval') {
-      const summary = await writeReport(handles.ledger, r.batchId);
-      process.stdout.write(formatSummary(summary, r.reportDir));
-      return r.state === 'refused' ? EXIT.notAllAccepted : EXIT.ok;
-    }
-    process.stdout.write(`Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` + (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'));
-    return EXIT.ok;
   } finally {
     await opened.close();
-    await handles.close();
   }
 }

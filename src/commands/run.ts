@@ -6,15 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { importBatch, importReadOptions, openPayoutFile, type ImportOptions, type OpenedPayoutFile } from '../batch/import-batch.js';
-import { readOptionsFrom } from '../import/read-rows.js';
+import { importBatch, type ImportOptions, type OpenedPayoutFile } from '../batch/import-batch.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
-import { actorName, importDeps, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
+import { actorName, importDeps, openImportFile, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
 import type { Ledger } from '../submit/ledger.js';
 
 /** Options of `run` and `import`. */
@@ -115,7 +114,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
   try {
     // The file is checked and its import threads start first: a bad file answers at once, and
     // the threads load while the sandbox starts and Redis is opened.
-    opened = await openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
+    opened = await openImportFile(ctx, file, opts);
     let target: { baseUrl: string; token: string };
     if (opts.sandbox) {
       const token = randomBytes(24).toString('hex');

@@ -52,27 +52,26 @@ const KEY = '\u0000';
  * for a problem, so a valid item builds no strings), or undefined when it is fine.
  */
 function fieldProblem(field: string, value: unknown, banks: BankList): string | undefined {
-  const key = KEY;
-  if (value === undefined || value === null) return `The ${key} field is required.`;
-  if (typeof value !== 'string') return `The ${key} field must be a string.`;
-  if (value.trim() === '') return `The ${key} field is required.`;
+  if (value === undefined || value === null) return `The ${KEY} field is required.`;
+  if (typeof value !== 'string') return `The ${KEY} field must be a string.`;
+  if (value.trim() === '') return `The ${KEY} field is required.`;
   switch (field) {
     case 'amount':
       // §2.4.1/§2.4.2: decimal with two decimal places; a payout of nothing is not a payout.
-      if (!AMOUNT_PATTERN.test(value)) return `The ${key} field must be a decimal with exactly two decimal places (NN.NN).`;
+      if (!AMOUNT_PATTERN.test(value)) return `The ${KEY} field must be a decimal with exactly two decimal places (NN.NN).`;
       // Digits, a dot and two digits: above zero exactly when some digit is not 0.
-      if (!NON_ZERO_DIGIT.test(value)) return `The ${key} field must be greater than 0.`;
+      if (!NON_ZERO_DIGIT.test(value)) return `The ${KEY} field must be greater than 0.`;
       return undefined;
     case 'type':
-      return (TRANSFER_TYPES as readonly string[]).includes(value) ? undefined : `The selected ${key} is invalid (TRANSFER or REFUND).`;
+      return (TRANSFER_TYPES as readonly string[]).includes(value) ? undefined : `The selected ${KEY} is invalid (TRANSFER or REFUND).`;
     case 'mobile_number': {
       // §2.4.1: international format.
-      if (!value.startsWith('+')) return `The ${key} field must be a mobile number in international format (+ and country code).`;
-      return isValidInternational(value) ? undefined : `The ${key} field must be a valid mobile number in international format.`;
+      if (!value.startsWith('+')) return `The ${KEY} field must be a mobile number in international format (+ and country code).`;
+      return isValidInternational(value) ? undefined : `The ${KEY} field must be a valid mobile number in international format.`;
     }
     case 'bank_name':
       // §2.4.2: must match an entry of the published list exactly.
-      return banks.exact.has(value) ? undefined : `The selected ${key} is invalid (not on the supported bank list).`;
+      return banks.exact.has(value) ? undefined : `The selected ${KEY} is invalid (not on the supported bank list).`;
     default:
       return undefined;
   }
@@ -89,7 +88,7 @@ function checkItems(name: ArrayKey, items: readonly unknown[], banks: BankList, 
       const problem = fieldProblem(field, item[field], banks);
       if (problem !== undefined) {
         const key = `${prefix}.${field}`;
-        errors[key] = problem.split(KEY).join(key);
+        errors[key] = problem.replaceAll(KEY, key);
       }
     }
   });

@@ -394,10 +394,10 @@ export function openLedger(redis: Redis, prefix: string): Ledger {
     };
   }
 
-  /** A request from its hash fields; `rawBody` (the body's bytes) takes the place of `h.body` when given. */
   /** Every field of a request record but its body (see `parseRequest`). */
   const OUTCOME_FIELDS = ['state', 'wallet_lines', 'bank_lines', 'total', 'refs', 'attempts', 'parent', 'resent_as', 'http_status', 'message', 'row_errors', 'sending_at', 'sent_by', 'finished_at', 'resolution'] as const;
 
+  /** A request from its hash fields; `rawBody` (the body's bytes) takes the place of `h.body` when given. */
   function parseRequest(batchId: string, seq: number, h: Record<string, string>, rawBody?: Buffer): LedgerRequest | undefined {
     if (!h.state) return undefined;
     const bodyJson: string | Buffer = rawBody ?? h.body ?? '{}';
