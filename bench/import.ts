@@ -54,6 +54,8 @@ export interface ImportRun {
   readonly requests?: number;
   /** Rows flagged as possible duplicates of an earlier row (from the log). */
   readonly warnedRows?: number;
+  /** Bytes held by the checks across rows at the end (references, possible duplicates, wallet totals; from the log), MiB. */
+  readonly crossRowTablesMB?: number;
   /** After a timeout: rows read per the last progress log line, and rows staged in the ledger. */
   readonly rowsReadAtStop?: number;
   readonly rowsStagedAtStop?: number;
@@ -149,6 +151,7 @@ export async function measureImport(file: PayoutFile, settings: BenchSettings, o
       timedOut: m.timedOut,
       ...(queued ? { queuedRows: Number(queued[2]), requests: Number(queued[3]) } : {}),
       ...(typeof batchLog?.warnedRows === 'number' ? { warnedRows: batchLog.warnedRows } : {}),
+      ...(typeof batchLog?.crossRowTableBytes === 'number' ? { crossRowTablesMB: batchLog.crossRowTableBytes / 1048576 } : {}),
       ...(queued ? {} : { rowsReadAtStop, rowsStagedAtStop }),
       ...(redis.private ? { redisUsedMB: await redisUsedMB(redis.url) } : {}),
       redisPrivate: redis.private,

@@ -1,12 +1,13 @@
 /**
  * `submit`: end to end, `cashout run <file>` against a sandbox in its own process, at a fixed
  * sandbox latency (0 ms, then 50 ms), next to a plain loop posting the same request bodies one at
- * a time. Rates are compared with the bound `concurrency × items per request / latency` and with
- * the sequential loop.
+ * a time, and next to a bare loop posting them `concurrency` at a time (no queue, no ledger: what
+ * this machine and the sandbox allow at best). Rates are compared with the bound
+ * `concurrency × items per request / latency` and with the sequential loop.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { Pool, request } from 'undici';
 import { loadBankList } from '../src/contract/supported-banks.js';
 import { scanFile } from '../src/import/scan-file.js';
 import { createGrouper } from '../src/batch/group-items.js';
@@ -74,6 +75,41 @@ export async function postSequentially(sandbox: SandboxProcess, bodies: readonly
   return { seconds: (performance.now() - t0) / 1000, ok, other };
 }
 
+/**
+ * Posts every body with `concurrency` requests in flight over a pool of as many connections,
+ * bodies serialized beforehand; nothing is queued or recorded. Returns seconds and how many
+ * answered 200.
+ */
+export async function postConcurrently(
+  sandbox: SandboxProcess,
+  bodies: readonly WithdrawalRequestBody[],
+  concurrency: number,
+): Promise<{ seconds: number; ok: number; other: Record<string, number> }> {
+  const serialized = bodies.map((b) => Buffer.from(JSON.stringify(b)));
+  const headers = { authorization: `Bearer ${sandbox.token}`, 'content-type': 'application/json', accept: 'application/json' };
+  const pool = new Pool(sandbox.url, { connections: concurrency });
+  let ok = 0;
+  const other: Record<string, number> = {};
+  let next = 0;
+  try {
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < serialized.length) {
+          const body = serialized[next++]!;
+          const res = await pool.request({ path: WITHDRAWAL_PATH, method: 'POST', headers, body });
+          await res.body.text();
+          if (res.statusCode === 200) ok++;
+          else other[res.statusCode] = (other[res.statusCode] ?? 0) + 1;
+        }
+      }),
+    );
+    return { seconds: (performance.now() - t0) / 1000, ok, other };
+  } finally {
+    await pool.close();
+  }
+}
+
 /** Counts of summary.json by status. */
 interface SummaryFacts {
   batchId: string;
@@ -114,6 +150,8 @@ interface LatencyResult {
     stdout: string;
   };
   sequential: { seconds: number; rowsPerSecond: number; ok: number; other: Record<string, number>; sandboxCreatedItems: number };
+  /** The bare concurrent loop (no queue, no ledger). */
+  concurrent: { seconds: number; rowsPerSecond: number; ok: number; other: Record<string, number>; sandboxCreatedItems: number };
   boundRowsPerSecond: number | null;
 }
 
@@ -166,6 +204,10 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
       await sandbox.reset();
       const seq = await postSequentially(sandbox, bodies);
       const createdBySeq = await sandbox.created();
+      note(`latency ${latencyMs} ms: bare loop, ${opts.concurrency} at a time`);
+      await sandbox.reset();
+      const conc = await postConcurrently(sandbox, bodies, opts.concurrency);
+      const createdByConc = await sandbox.created();
       results.push({
         latencyMs,
         run: {
@@ -186,6 +228,7 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
           stdout: m.stdout.trim(),
         },
         sequential: { seconds: seq.seconds, rowsPerSecond: createdBySeq.items / seq.seconds, ok: seq.ok, other: seq.other, sandboxCreatedItems: createdBySeq.items },
+        concurrent: { seconds: conc.seconds, rowsPerSecond: createdByConc.items / conc.seconds, ok: conc.ok, other: conc.other, sandboxCreatedItems: createdByConc.items },
         boundRowsPerSecond: latencyMs > 0 ? (opts.concurrency * opts.itemsPerRequest) / (latencyMs / 1000) : null,
       });
     } finally {
@@ -237,6 +280,17 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
           '1.00×',
           '',
           `${num(r.sequential.ok)} × 200${Object.keys(r.sequential.other).length > 0 ? `, others ${JSON.stringify(r.sequential.other)}` : ''}`,
+        ],
+        [
+          '',
+          `bare loop, ${opts.concurrency} at a time`,
+          num(r.concurrent.seconds, 1),
+          num(r.concurrent.sandboxCreatedItems),
+          num(r.concurrent.rowsPerSecond),
+          ratio(r.concurrent.rowsPerSecond, bound),
+          ratio(r.concurrent.rowsPerSecond, r.sequential.rowsPerSecond),
+          '',
+          `no queue, no ledger: the most this machine and sandbox allow; ${num(r.concurrent.ok)} × 200${Object.keys(r.concurrent.other).length > 0 ? `, others ${JSON.stringify(r.concurrent.other)}` : ''}`,
         ],
         ['', 'bound c × items / latency', '', '', num(bound), bound === undefined ? '' : '1.00×', '', '', bound === undefined ? 'no bound at 0 ms' : ''],
       ];

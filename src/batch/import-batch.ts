@@ -361,6 +361,8 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     await deps.ledger.refuseBatch(batchId, { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n }, (err as Error).message);
     throw err;
   }
+  // What the checks across rows held (they grow with the file: memory an import cannot stream).
+  const crossRowTableBytes = scan.tableBytes() + sameNumber.bytes + sameHolder.bytes + walletTotals.bytes;
   notesOut.end();
   await once(notesOut, 'close');
   await rejectedOut?.close();
@@ -390,6 +392,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   }
   await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests });
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
-  log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows }, 'batch queued');
+  log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows, crossRowTableBytes }, 'batch queued');
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
 }

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CashoutError, type ErrorCode } from '../errors.js';
 import { PACKAGE_ROOT } from '../paths.js';
-import { createFingerprintTable } from '../batch/fingerprint-table.js';
+import { createFingerprintTable, type FingerprintTable } from '../batch/fingerprint-table.js';
 import { createChunkChecker, eachRowOfPiece, FP_WORDS, ROW_INVALID, type ChunkPart, type ChunkSettings, type ChunkTask } from './check-chunk.js';
 import { indexHeader, type HeaderIndex } from './columns.js';
 import { fingerprintInto } from './fingerprint.js';
@@ -71,6 +71,8 @@ export interface Scan {
   readonly parts: AsyncGenerator<ScannedPart>;
   /** About how many rows the file holds, from its size and its first piece (for sizing tables). */
   estimatedRows(): number;
+  /** Bytes held so far by the table of the file's references (12 to 15 bytes a reference). */
+  tableBytes(): number;
 }
 
 /** The default number of import threads for a file of `bytes`. */
@@ -175,12 +177,14 @@ export async function openScan(path: string, rules: RowRules, options: ScanOptio
   const onFirstPiece = (rows: number, bytes: number) => {
     if (bytes > 0) estimate = Math.ceil((size / bytes) * rows * 1.05) + 16;
   };
+  const firstLineOfReference = createFingerprintTable(true, () => estimate);
   return {
     header: headerRecord.cells,
     index,
     headerLine: headerRecord.line,
-    parts: scanParts(path, size, settings, options, encoding?.kind === 'utf-8', onFirstPiece, () => estimate),
+    parts: scanParts(path, size, settings, options, encoding?.kind === 'utf-8', onFirstPiece, firstLineOfReference),
     estimatedRows: () => estimate,
+    tableBytes: () => firstLineOfReference.bytes,
   };
 }
 
@@ -191,7 +195,7 @@ async function* scanParts(
   options: ScanOptions,
   utf8: boolean,
   onFirstPiece: (rows: number, bytes: number) => void,
-  estimatedRows: () => number,
+  firstLineOfReference: FingerprintTable,
 ): AsyncGenerator<ScannedPart> {
   const maxRows = settings.read.maxRows ?? READ_DEFAULTS.maxRows;
   let failure: unknown;
@@ -235,7 +239,6 @@ async function* scanParts(
   let nextOut = 0;
   let baseLine = 1;
   let rowsSoFar = 0;
-  const firstLineOfReference = createFingerprintTable(true, estimatedRows);
   const scratch = new Uint32Array(2);
   const referenceColumn = settings.header.reference;
 

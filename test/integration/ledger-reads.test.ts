@@ -25,23 +25,25 @@ describe('ledger reads', () => {
   const prefix = testPrefix('ledger-reads');
   let redis: Redis;
   let ledger: Ledger;
-  beforeAll(async () => {
-    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
-    ledger = openLedger(redis, prefix);
-    await ledger.createBatch({
-      id: BATCH,
-      fileName: 'a.csv',
-      sha256: 'f'.repeat(64),
+  const createBatch = (id: string, itemsPerRequest: number) =>
+    ledger.createBatch({
+      id,
+      fileName: `${id}.csv`,
+      sha256: id.repeat(4),
       createdAt: new Date().toISOString(),
       rows: 0,
       validRows: 0,
       invalidRows: 0,
-      itemsPerRequest: 10,
+      itemsPerRequest,
       serviceUrl: 'http://127.0.0.1:9',
       reportDir: '/nonexistent',
       partial: false,
       importedBy: 'test',
     });
+  beforeAll(async () => {
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
+    ledger = openLedger(redis, prefix);
+    await createBatch(BATCH, 10);
     const request = buildRequest(1, PAID.map((ref, i) => item(i + 2, ref)));
     await ledger.stageRequests(BATCH, [request]);
     await ledger.releaseBatch(BATCH, { requests: 1, rows: PAID.length, validRows: PAID.length, invalidRows: 0, totalPiasters: request.totalPiasters });
@@ -77,5 +79,22 @@ describe('ledger reads', () => {
     expect({ ...leanRest, references: lean!.references }).toEqual({ ...fullRest, references: full!.references });
     expect(lean?.state).toBe('accepted');
     expect(lean?.references).toEqual(Object.fromEntries(PAID.map((ref, i) => [String(i + 2), ref])));
+  });
+
+  it('records every reference of a large accepted request as paid, keeping the first payment of each', async () => {
+    const second = '89abcdef01234567';
+    await createBatch(second, 2500);
+    // 2,500 references (more than one Lua step marks at once), one of them paid by the first batch.
+    const refs = Array.from({ length: 2500 }, (_, i) => (i === 1700 ? PAID[1]! : `BIG-${i}`));
+    const request = buildRequest(1, refs.map((ref, i) => item(i + 2, ref)));
+    await ledger.stageRequests(second, [request]);
+    await ledger.releaseBatch(second, { requests: 1, rows: refs.length, validRows: refs.length, invalidRows: 0, totalPiasters: request.totalPiasters });
+    expect((await ledger.claim(second, 1, 'test')).claimed).toBe(true);
+    await ledger.finish(second, 1, { state: 'accepted', httpStatus: 200, message: 'created' });
+    const found = await ledger.paidReferences(refs);
+    found.forEach((where, i) => {
+      if (i === 1700) expect(where).toMatch(new RegExp(`^${BATCH}:3:`));
+      else expect(where).toMatch(new RegExp(`^${second}:${i + 2}:`));
+    });
   });
 });
