@@ -180,20 +180,20 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   // trace in Redis. Rows are read from there on: the import threads start and check the first
   // pieces while the file is hashed and the batch recorded.
   const file = opened ?? (await openPayoutFile(path, deps.rules, importReadOptions(deps, options)));
-  if (file.path !== path) {
-    await file.close();
-    throw new RangeError(`importBatch was given ${file.path} opened, not ${path}`);
-  }
-  const { scan, first } = file;
-  const parts = scan.parts;
-  const stopReading = file.close;
-  let sha256: string;
   try {
-    ({ sha256 } = await hashFile(path));
-  } catch (err) {
-    await stopReading();
-    throw err;
+    if (file.path !== path) throw new RangeError(`importBatch was given ${file.path} opened, not ${path}`);
+    return await importOpened(deps, file, options);
+  } finally {
+    // Stops the threads when the import ends early (harmless once every row was read).
+    await file.close();
   }
+}
+
+/** `importBatch` once the file is open; the caller closes it. */
+async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: ImportOptions): Promise<ImportResult> {
+  const { path, scan, first } = file;
+  const parts = scan.parts;
+  const { sha256 } = await hashFile(path);
   // The same content gives the same batch; --force makes a new batch of it.
   const batchId = options.force
     ? batchIdFromSha256(createHash('sha256').update(`${sha256}:forced:${Date.now()}:${Math.random()}`).digest('hex'))
@@ -201,30 +201,25 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
 
-  try {
-    await deps.ledger.createBatch({
-      id: batchId,
-      fileName: basename(path),
-      sha256,
-      createdAt: new Date().toISOString(),
-      rows: 0,
-      validRows: 0,
-      invalidRows: 0,
-      itemsPerRequest: deps.itemsPerRequest,
-      serviceUrl: deps.serviceUrl,
-      reportDir,
-      partial: options.partial === true,
-      importedBy: options.importedBy ?? 'unknown',
-      ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
-      ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-    });
-    await mkdir(reportDir, { recursive: true, mode: 0o700 });
-    await copyFile(path, join(reportDir, BATCH_FILES.input));
-    await chmod(join(reportDir, BATCH_FILES.input), 0o600);
-  } catch (err) {
-    await stopReading();
-    throw err;
-  }
+  await deps.ledger.createBatch({
+    id: batchId,
+    fileName: basename(path),
+    sha256,
+    createdAt: new Date().toISOString(),
+    rows: 0,
+    validRows: 0,
+    invalidRows: 0,
+    itemsPerRequest: deps.itemsPerRequest,
+    serviceUrl: deps.serviceUrl,
+    reportDir,
+    partial: options.partial === true,
+    importedBy: options.importedBy ?? 'unknown',
+    ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
+    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+  });
+  await mkdir(reportDir, { recursive: true, mode: 0o700 });
+  await copyFile(path, join(reportDir, BATCH_FILES.input));
+  await chmod(join(reportDir, BATCH_FILES.input), 0o600);
 
   const notesOut = createWriteStream(join(reportDir, BATCH_FILES.notes), { mode: 0o600 });
   const writeNote = async (note: RowNote) => {
@@ -355,7 +350,6 @@ export async function importBatch(deps: ImportDeps, path: string, options: Impor
     await stage(true);
     await Promise.all(staging);
   } catch (err) {
-    await stopReading();
     notesOut.destroy();
     await Promise.allSettled(staging);
     await deps.ledger.refuseBatch(batchId, { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n }, (err as Error).message);

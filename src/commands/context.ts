@@ -13,7 +13,8 @@ import type { PrivateRedis } from '../queue/private-redis.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from '../submit/ledger.js';
 import { CashoutError } from '../errors.js';
-import { importReadOptions, openPayoutFile, type BatchPolicy, type ImportDeps, type ImportOptions, type OpenedPayoutFile } from '../batch/import-batch.js';
+import { importBatch, importReadOptions, openPayoutFile, type BatchPolicy, type ImportDeps, type ImportOptions, type ImportResult, type OpenedPayoutFile } from '../batch/import-batch.js';
+import { startProgress } from './progress.js';
 import { readOptionsFrom } from '../import/read-rows.js';
 import { createPaymentClient, type PaymentClient } from '../submit/payment-client.js';
 import type { WorkerSettings } from '../../jobs/index.js';
@@ -139,6 +140,25 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
  */
 export function openImportFile(ctx: AppContext, file: string, opts: Pick<ImportOptions, 'delimiter' | 'encoding'>): Promise<OpenedPayoutFile> {
   return openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
+}
+
+/**
+ * Imports `file`, opened by `openImportFile`, into the open queues (`importBatch` with
+ * `importDeps`), showing the rows read and recording who imports (`opts.as`, else the system user).
+ */
+export async function importOpenedFile(
+  ctx: AppContext,
+  handles: QueueHandles,
+  serviceUrl: string,
+  opened: OpenedPayoutFile,
+  opts: ImportOptions & { readonly as?: string | undefined },
+): Promise<ImportResult> {
+  const reading = startProgress(ctx.log, 'reading', 'rows');
+  try {
+    return await importBatch(importDeps(ctx, handles, serviceUrl), opened.path, { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) }, opened);
+  } finally {
+    reading.stop();
+  }
 }
 
 /** A payment client for `target` with the configured timeouts, one connection per request in flight. */

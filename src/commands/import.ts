@@ -1,11 +1,9 @@
 /** `cashout import <file>`: validate and queue only; a `cashout worker` submits. Exit 0 queued, 1 refused (invalid rows), 2 file problem, 3 Redis. */
-import { importBatch } from '../batch/import-batch.js';
 import { writeReport } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
-import { startProgress } from './progress.js';
-import { actorName, importDeps, openImportFile, openQueues, serviceTarget, type AppContext } from './context.js';
+import { importOpenedFile, openImportFile, openQueues, serviceTarget, type AppContext } from './context.js';
 import type { RunOptions } from './run.js';
 
 /** Imports one file into the queue; returns the exit code. */
@@ -18,18 +16,7 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
     const handles = await openQueues(ctx);
     try {
       await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
-      const reading = startProgress(ctx.log, 'reading', 'rows');
-      let r: Awaited<ReturnType<typeof importBatch>>;
-      try {
-        r = await importBatch(
-          importDeps(ctx, handles, target.baseUrl),
-          file,
-          { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
-          opened,
-        );
-      } finally {
-        reading.stop();
-      }
+      const r = await importOpenedFile(ctx, handles, target.baseUrl, opened, opts);
       if (r.state === 'refused' || r.state === 'awaiting_approval') {
         const summary = await writeReport(handles.ledger, r.batchId);
         process.stdout.write(formatSummary(summary, r.reportDir));

@@ -6,14 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { importBatch, type ImportOptions, type OpenedPayoutFile } from '../batch/import-batch.js';
+import type { ImportOptions, ImportResult, OpenedPayoutFile } from '../batch/import-batch.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
-import { actorName, importDeps, openImportFile, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
+import { importOpenedFile, openImportFile, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
 import type { Ledger } from '../submit/ledger.js';
 
 /** Options of `run` and `import`. */
@@ -125,7 +125,6 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
       target = serviceTarget(ctx.config);
     }
     handles = await openQueues(ctx, { sandbox: opts.sandbox === true });
-    const reading = startProgress(ctx.log, 'reading', 'rows');
     const makeDurable = opts.sandbox ? undefined : await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
     // The worker connects while the file is read, and takes no job before the batch is queued.
     const client = paymentClientFor(ctx, target);
@@ -143,20 +142,11 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
         },
       },
     );
-    let imported: Awaited<ReturnType<typeof importBatch>>;
+    let imported: ImportResult;
     try {
       const ready = worker.ready();
       ready.catch(() => undefined); // awaited below, once the batch is queued
-      try {
-        imported = await importBatch(
-          importDeps(ctx, handles, target.baseUrl),
-          file,
-          { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) },
-          opened,
-        );
-      } finally {
-        reading.stop();
-      }
+      imported = await importOpenedFile(ctx, handles, target.baseUrl, opened, opts);
       batchId = imported.batchId;
       if (imported.state === 'queued') {
         await ready;
