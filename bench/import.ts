@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse';
 import { Redis } from 'ioredis';
 import { batchIdFromSha256 } from '../src/batch/batch-id.js';
-import { openLedger } from '../src/submit/ledger.js';
+import { openLedger } from '../src/ledger/index.js';
 import {
   benchPrefix,
   benchRedis,

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { openLedger } from '../src/submit/ledger.js';
+import { openLedger } from '../src/ledger/index.js';
 import { importEnv } from './import.js';
 import {
   benchPrefix,

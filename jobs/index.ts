@@ -6,20 +6,23 @@
  * | cashout-submit   | submit-withdrawal  | submit-withdrawal.ts   | attempts 1, maxStalledCount 0, concurrency  |
  * | cashout-inbox    | scan-inbox         | scan-inbox.ts          | job scheduler `inbox-scan`: CASHOUT_SCHEDULE in CASHOUT_TIMEZONE (schedule.ts) |
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import { SUBMIT_QUEUE, SUBMIT_WORKER_SAFETY, type SubmitJobData } from '../src/queue/queues.js';
-import type { Ledger } from '../src/submit/ledger.js';
+import type { Ledger } from '../src/ledger/index.js';
 import type { PaymentClient } from '../src/submit/payment-client.js';
 import { recoverStuckRequests } from '../src/submit/recover-stuck.js';
-import { createSubmitProcessor } from './submit-withdrawal.js';
+import { createSubmitProcessor, SubmissionTracker, type RequestRef } from './submit-withdrawal.js';
 import type { MetricsRegistry } from '../src/metrics.js';
 
 /** Settings of the submit workers. */
 export interface WorkerSettings {
   readonly connection: ConnectionOptions;
   readonly prefix: string;
+  /** The service address this worker sends to (`serviceAddress`); a batch imported for another is not sent. */
+  readonly serviceUrl?: string;
   readonly concurrency: number;
   /** Requests per second across all workers; 0 = none. */
   readonly rateLimitPerSecond: number;
@@ -49,7 +52,28 @@ export interface RunningWorker {
   start(): void;
   /** Stops taking jobs, lets in-flight submissions finish and be recorded, then closes. */
   close(): Promise<void>;
+  /**
+   * Stops taking jobs and lets the running ones finish (their outcomes recorded), until `deadline`
+   * (ms since the epoch) at the latest, whatever Redis does: then outcome writes are given up.
+   * Closes the BullMQ workers without waiting for Redis; the caller closes the shared connections.
+   * Never rejects.
+   */
+  stop(deadline: number): Promise<StopReport>;
 }
+
+/** What a stop left behind. */
+export interface StopReport {
+  /**
+   * Requests whose state the ledger did not confirm when the stop ended: a `sending` one becomes
+   * `unknown` through the recovery sweep, a `pending` one is queued again. Empty: all recorded.
+   */
+  readonly leftForRecovery: readonly RequestRef[];
+  /** The deadline passed with jobs still running: the caller drops its Redis connections rather than wait. */
+  readonly forced: boolean;
+}
+
+/** Longest wait for a stopping worker's BullMQ workers to close, in ms. */
+const FORCED_CLOSE_MS = 1_000;
 
 /** Time from a worker's start to its first recovery sweep, in ms. */
 const FIRST_SWEEP_DELAY_MS = 500;
@@ -78,11 +102,17 @@ export function startSubmitWorker(
 ): RunningWorker {
   const workerId = `${hostname()}:${process.pid}`;
   const workers: Worker[] = [];
+  const tracker = new SubmissionTracker();
+  const stopping = new AbortController();
+  const deadline = new AbortController();
+  // Every outcome write and pause in flight listens on them: as many as the concurrency.
+  setMaxListeners(0, stopping.signal, deadline.signal);
   const processor = createSubmitProcessor({
     ledger: deps.ledger,
     client: deps.client,
     log: deps.log,
     workerId,
+    ...(settings.serviceUrl === undefined ? {} : { serviceUrl: settings.serviceUrl }),
     connectRetries: settings.connectRetries,
     connectBackoffMs: settings.connectBackoffMs,
     queue: deps.queue,
@@ -91,6 +121,8 @@ export function startSubmitWorker(
     ...(settings.makeDurable ? { makeDurable: settings.makeDurable } : {}),
     ...(settings.metrics ? { observe: settings.metrics.observeSubmission } : {}),
     ...(deps.onBatchDone ? { onBatchDone: deps.onBatchDone } : {}),
+    tracker,
+    stop: { stopping: stopping.signal, deadline: deadline.signal },
   });
   for (const share of concurrencyShares(settings.concurrency)) {
     const worker = new Worker(SUBMIT_QUEUE, processor, {
@@ -113,7 +145,7 @@ export function startSubmitWorker(
   let first = true;
   const sweep = async () => {
     try {
-      await recoverStuckRequests({ ledger: deps.ledger, queue: deps.queue, log: deps.log, graceMs: settings.requestTimeoutMs + (settings.jobLockMs ?? 30_000), onBatchDone: deps.onBatchDone, checkPending: first });
+      await recoverStuckRequests({ ledger: deps.ledger, queue: deps.queue, log: deps.log, graceMs: settings.requestTimeoutMs + (settings.jobLockMs ?? 30_000), onBatchDone: deps.onBatchDone, checkPending: first, serviceUrl: settings.serviceUrl });
       first = false;
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'recovery sweep failed; will try again');
@@ -141,6 +173,32 @@ export function startSubmitWorker(
       clearInterval(timer);
       await Promise.all(workers.map((w) => w.close()));
       await running;
+    },
+    async stop(deadlineAt) {
+      clearTimeout(firstSweep);
+      clearInterval(timer);
+      tracker.beginStop();
+      stopping.abort();
+      // No new job: BullMQ stops fetching, without waiting for Redis or for the running jobs.
+      await Promise.all(workers.map((w) => w.pause(true).catch(() => undefined)));
+      const untilDeadline = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - Date.now()));
+      const timeUp = new Promise<false>((resolve) => {
+        if (deadline.signal.aborted) resolve(false);
+        deadline.signal.addEventListener('abort', () => resolve(false), { once: true });
+      });
+      const inTime = await Promise.race([tracker.idle().then(() => true as const), timeUp]);
+      clearTimeout(untilDeadline);
+      // By the next turn BullMQ has sent the last jobs' completions on the shared connection,
+      // which the caller closes after them. Then no job starts and unrecorded outcomes are given up.
+      await new Promise((resolve) => setImmediate(resolve));
+      deadline.abort();
+      // close(true) waits neither for jobs nor for Redis: lock renewal and stalled checks stop,
+      // the blocking connection is dropped.
+      let closeTimer: NodeJS.Timeout | undefined;
+      const closed = Promise.all(workers.map((w) => w.close(true).catch(() => undefined)));
+      await Promise.race([closed, new Promise((resolve) => (closeTimer = setTimeout(resolve, FORCED_CLOSE_MS)))]);
+      clearTimeout(closeTimer);
+      return { leftForRecovery: tracker.leftForRecovery(), forced: !inTime };
     },
   };
 }

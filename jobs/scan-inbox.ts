@@ -15,12 +15,21 @@ export interface ScanJobResult {
   readonly retry: number;
   readonly refused: number;
   readonly waiting: number;
+  /** Of `waiting`: files whose last line has no line break yet. */
+  readonly unfinished: number;
 }
 
 /** Counts of a scan. */
 export function scanCounts(report: ScanReport): ScanJobResult {
   const count = (result: string) => report.taken.filter((t) => t.result === result).length;
-  return { done: count('done'), failed: count('failed'), retry: count('retry'), refused: report.refused.length, waiting: report.waiting.length };
+  return {
+    done: count('done'),
+    failed: count('failed'),
+    retry: count('retry'),
+    refused: report.refused.length,
+    waiting: report.waiting.length,
+    unfinished: report.unfinished.length,
+  };
 }
 
 /** Builds the processor function. */

@@ -8,7 +8,7 @@ import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { isCashoutError } from '../src/errors.js';
 import { SubmitJobData } from '../src/queue/queues.js';
 import { enqueueRequests } from '../src/queue/enqueue-requests.js';
-import { submitRequest, type SubmitDeps } from '../src/submit/submit-request.js';
+import { isSendRefusal, submitRequest, type SubmitDeps } from '../src/submit/submit-request.js';
 
 /** What the processor needs besides `SubmitDeps`. */
 export interface SubmitProcessorDeps extends SubmitDeps {
@@ -17,6 +17,72 @@ export interface SubmitProcessorDeps extends SubmitDeps {
   readonly worker: () => Worker | undefined;
   /** Called once when the last open request of a batch reached a final state. */
   readonly onBatchDone?: (batchId: string) => Promise<void>;
+  /** Told when each job and each submission begins and ends (what a stopping worker waits for and leaves behind). */
+  readonly tracker?: SubmissionTracker;
+}
+
+/** A withdrawal request of the ledger, named without personal data. */
+export interface RequestRef {
+  readonly batchId: string;
+  readonly seq: number;
+}
+
+/**
+ * The jobs and submissions this process is running, and, once its stop began, the submissions that
+ * ended without the ledger confirming where the request stands: Redis failed part-way (the request
+ * may be `pending` or `sending`), or the outcome could not be recorded before the stop's deadline.
+ */
+export class SubmissionTracker {
+  private readonly running = new Map<string, RequestRef>();
+  private readonly unconfirmed = new Map<string, RequestRef>();
+  private stopping = false;
+  private jobs = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  /** A job's processor starts (a submission, then a split's new job or a batch's report). */
+  jobStarted(): void {
+    this.jobs++;
+  }
+
+  /** A job's processor ended. */
+  jobEnded(): void {
+    this.jobs--;
+    if (this.jobs === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** True when no job's processor is running. */
+  isIdle(): boolean {
+    return this.jobs === 0;
+  }
+
+  /** Resolves once no job's processor is running. */
+  idle(): Promise<void> {
+    if (this.jobs === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** A submission of `ref` begins. */
+  begin(ref: RequestRef): void {
+    this.running.set(`${ref.batchId}:${ref.seq}`, ref);
+  }
+
+  /** The submission of `ref` ended; `confirmed`: the ledger answered (outcome recorded, or nothing sent). */
+  end(ref: RequestRef, confirmed: boolean): void {
+    const key = `${ref.batchId}:${ref.seq}`;
+    this.running.delete(key);
+    if (this.stopping && !confirmed) this.unconfirmed.set(key, ref);
+  }
+
+  /** The stop begins: from now on, submissions that end unconfirmed are kept for `leftForRecovery`. */
+  beginStop(): void {
+    this.stopping = true;
+  }
+
+  /** What the stop leaves for the recovery sweep: submissions still running, or ended unconfirmed since it began. */
+  leftForRecovery(): RequestRef[] {
+    const left = new Map([...this.unconfirmed, ...this.running]);
+    return [...left.values()].sort((a, b) => a.batchId.localeCompare(b.batchId) || a.seq - b.seq);
+  }
 }
 
 /** Result stored on a completed job (no personal data). */
@@ -27,16 +93,24 @@ export interface SubmitJobResult {
 
 /** Builds the processor function. */
 export function createSubmitProcessor(deps: SubmitProcessorDeps) {
-  return async (job: Job): Promise<SubmitJobResult> => {
+  const run = async (job: Job): Promise<SubmitJobResult> => {
     const parsed = SubmitJobData.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError('job data is not a submission ({ batchId, seq }); nothing was sent');
     const { batchId, seq } = parsed.data;
     let result;
+    // Confirmed: the ledger answered. A typed refusal answers too; Redis errors and a give-up
+    // (`redis_unreachable`) leave the request's state unconfirmed.
+    let confirmed = false;
+    deps.tracker?.begin({ batchId, seq });
     try {
       result = await submitRequest(deps, batchId, seq);
+      confirmed = true;
     } catch (err) {
-      if (isCashoutError(err, 'state_conflict') || isCashoutError(err, 'request_not_found')) throw new UnrecoverableError(err.message);
+      confirmed = isCashoutError(err) && err.code !== 'redis_unreachable';
+      if (isSendRefusal(err)) throw new UnrecoverableError(err.message);
       throw err;
+    } finally {
+      deps.tracker?.end({ batchId, seq }, confirmed);
     }
     if (result.kind === 'rate_limited') {
       const worker = deps.worker();
@@ -56,5 +130,17 @@ export function createSubmitProcessor(deps: SubmitProcessorDeps) {
     }
     if (result.state === 'not_sent') throw new UnrecoverableError(`request ${seq} of batch ${batchId} was not sent; it can be retried`);
     return { state: result.state };
+  };
+  return async (job: Job): Promise<SubmitJobResult> => {
+    // Once a stop ran out of time no job starts: its request stays pending, queued again by the recovery sweep.
+    if (deps.stop?.deadline.aborted) {
+      throw new UnrecoverableError(`the worker was stopping: job ${job.id} did not start; nothing was sent`);
+    }
+    deps.tracker?.jobStarted();
+    try {
+      return await run(job);
+    } finally {
+      deps.tracker?.jobEnded();
+    }
   };
 }

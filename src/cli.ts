@@ -28,13 +28,17 @@ interface RunFlags {
   encoding?: string;
   force?: boolean;
   as?: string;
-  allowDuplicateReferences?: boolean;
+  payAgain?: string;
   strictDuplicates?: boolean;
 }
 
 const forceOption = () => new Option('--force', 'import content that was imported before, as a new batch (it may pay the same people again)');
-const allowDupRefsOption = () => new Option('--allow-duplicate-references', 'send rows whose reference was already paid in an earlier batch');
-const asOption = () => new Option('--as <name>', 'who runs this (recorded; default: the system user name)');
+const payAgainOption = () =>
+  new Option(
+    '--pay-again <why>',
+    'send rows whose payee was paid, or is still to be paid, by another batch (recorded with who and why; shown in the report)',
+  );
+const asOption = () => new Option('--as <label>', 'a label recorded beside your system user name (it never replaces it)');
 const strictDupOption = () => new Option('--strict-duplicates', 'refuse rows that pay the same amount to the same holder, mobile or account as an earlier row of the file');
 
 /** Builds the program; `run(ctx)` actions resolve to an exit code. */
@@ -59,7 +63,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addHelpText(
       'after',
       '\nExit codes: 0 every row accepted, 1 some row not accepted (or invalid), 2 usage or unreadable file,\n' +
-        '            3 Redis unreachable or unsafe, 4 service unreachable or token refused.\n' +
+        '            3 Redis unreachable or unsafe, 4 service unreachable or token refused,\n' +
+        '            5 (worker) stopped with in-flight requests left to the recovery sweep.\n' +
         'Configuration comes from the environment and a .env file; see .env.example.',
     );
 
@@ -80,7 +85,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(delimiterOption())
     .addOption(encodingOption())
     .addOption(forceOption())
-    .addOption(allowDupRefsOption())
+    .addOption(payAgainOption())
     .addOption(strictDupOption())
     .addOption(asOption())
     .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/run.js')).runCommand(c, file, o)));
@@ -93,7 +98,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(delimiterOption())
     .addOption(encodingOption())
     .addOption(forceOption())
-    .addOption(allowDupRefsOption())
+    .addOption(payAgainOption())
     .addOption(strictDupOption())
     .addOption(asOption())
     .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/import.js')).importCommand(c, file, o)));
@@ -123,7 +128,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--created', 'the service did create it: its rows are accepted')
     .option('--not-created', 'the service did not create it: it may be sent again (cashout retry)')
     .requiredOption('--note <text>', 'where you looked and what you found')
-    .option('--as <name>', 'who records the finding (default: the system user name)')
+    .addOption(asOption())
     .action(
       act(async (c, id: string, req: string, o: { created?: boolean; notCreated?: boolean; note?: string; as?: string }) =>
         (await import('./commands/reconcile.js')).resolveCommand(c, id, req, o),
@@ -135,7 +140,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('queue a request again that the ledger allows to be sent (not_sent, or resolved as not created)')
     .argument('<batch-id>', 'batch id')
     .argument('<request>', 'request number')
-    .action(act(async (c, id: string, req: string) => (await import('./commands/reconcile.js')).retryCommand(c, id, req)));
+    .addOption(asOption())
+    .action(act(async (c, id: string, req: string, o: { as?: string }) => (await import('./commands/reconcile.js')).retryCommand(c, id, req, o)));
 
   program
     .command('approve')

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { CashoutError } from './errors.js';
+import { parseHost } from './dashboard/host-guard.js';
 
 const int = (min: number, max: number, dflt: number) =>
   z
@@ -29,6 +30,14 @@ const amountSetting = z
   .regex(/^\d+(\.\d{2})?$/, 'must be an amount in EGP such as 60000 or 60000.00')
   .transform((v) => (v.includes('.') ? v : `${v}.00`));
 
+/** A comma-separated list of host names ("name" or "name:port"), normalised to lower case. */
+const hostList = z
+  .string()
+  .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()))
+  .refine((hosts) => hosts.every((h) => parseHost(h) !== undefined), {
+    message: 'must be host names separated by commas, e.g. cashout.example.com or cashout.example.com:8443',
+  });
+
 /** The zod schema of every variable, with defaults. Units are in the names (`_MS`, `_SECONDS`, `_BYTES`). */
 const EnvSchema = z.object({
   CASHOUT_API_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
@@ -37,6 +46,7 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   CASHOUT_REDIS_PREFIX: z.string().min(1).default('{cashout}'),
   CASHOUT_REPORTS_DIR: z.string().min(1).default('./reports'),
+  CASHOUT_CSV_BOM: bool(true),
   CASHOUT_BANKS_FILE: z.string().min(1).optional(),
   CASHOUT_ITEMS_PER_REQUEST: int(1, 10_000, 50),
   CASHOUT_CONCURRENCY: int(1, 1_000, 4),
@@ -69,6 +79,7 @@ const EnvSchema = z.object({
   CASHOUT_REQUIRE_APPROVAL: bool(false),
   CASHOUT_APPROVAL_THRESHOLD: amountSetting.optional(),
   CASHOUT_APPROVAL_EXPIRY_HOURS: int(1, 24 * 365, 72),
+  CASHOUT_DUPLICATE_WINDOW_HOURS: int(0, 24 * 365, 72),
   CASHOUT_INBOX_DIR: z.string().min(1).default('./inbox'),
   CASHOUT_INBOX_SETTLE_SECONDS: int(0, 86_400, 30),
   CASHOUT_SCHEDULE: z.string().min(1).default('*/5 * * * *'),
@@ -78,6 +89,7 @@ const EnvSchema = z.object({
   CASHOUT_DASHBOARD_USERS: z.string().min(1).optional(),
   CASHOUT_DASHBOARD_USERS_FILE: z.string().min(1).optional(),
   CASHOUT_DASHBOARD_SECURE_COOKIES: bool(false),
+  CASHOUT_DASHBOARD_HOSTS: hostList.optional(),
   CASHOUT_METRICS_PORT: int(0, 65_535, 0),
   CASHOUT_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -92,6 +104,8 @@ export interface Config {
   /** BullMQ and ledger key prefix; the `{…}` hash tag keeps every key in one Redis Cluster slot. */
   readonly redisPrefix: string;
   readonly reportsDir: string;
+  /** Start every CSV the project writes with a UTF-8 byte-order mark, so that Excel reads Arabic names correctly. */
+  readonly csvBom: boolean;
   readonly banksFile: string | undefined;
   /** Maximum payout items in one withdrawal request; the service's real limit is not shown (§8). */
   readonly itemsPerRequest: number;
@@ -137,6 +151,11 @@ export interface Config {
   readonly approvalThreshold: string | undefined;
   /** A batch not approved within this many hours is cancelled. */
   readonly approvalExpiryHours: number;
+  /**
+   * Hours an accepted payout without reference keeps later rows with the same destination, holder
+   * and amount from being sent (the payout register; rows with a reference are held for ever).
+   */
+  readonly duplicateWindowHours: number;
   readonly inboxDir: string;
   /** A file is taken from the inbox once unchanged for this many seconds (or with a .ready marker). */
   readonly inboxSettleSeconds: number;
@@ -151,6 +170,8 @@ export interface Config {
   readonly dashboardUsersFile: string | undefined;
   /** Mark session cookies Secure (set when the dashboard is served behind TLS). */
   readonly dashboardSecureCookies: boolean;
+  /** Host names the dashboard answers besides the loopback names ("name" or "name:port"). */
+  readonly dashboardHosts: readonly string[];
   /** Port of the worker's /metrics endpoint; 0 = none. */
   readonly metricsPort: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -201,6 +222,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     redisPrefix: e.CASHOUT_REDIS_PREFIX,
     reportsDir: e.CASHOUT_REPORTS_DIR,
+    csvBom: e.CASHOUT_CSV_BOM,
     banksFile: e.CASHOUT_BANKS_FILE,
     itemsPerRequest: e.CASHOUT_ITEMS_PER_REQUEST,
     concurrency: e.CASHOUT_CONCURRENCY,
@@ -225,6 +247,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     requireApproval: e.CASHOUT_REQUIRE_APPROVAL,
     approvalThreshold: e.CASHOUT_APPROVAL_THRESHOLD,
     approvalExpiryHours: e.CASHOUT_APPROVAL_EXPIRY_HOURS,
+    duplicateWindowHours: e.CASHOUT_DUPLICATE_WINDOW_HOURS,
     inboxDir: e.CASHOUT_INBOX_DIR,
     inboxSettleSeconds: e.CASHOUT_INBOX_SETTLE_SECONDS,
     schedule: e.CASHOUT_SCHEDULE,
@@ -234,6 +257,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dashboardUsers: e.CASHOUT_DASHBOARD_USERS,
     dashboardUsersFile: e.CASHOUT_DASHBOARD_USERS_FILE,
     dashboardSecureCookies: e.CASHOUT_DASHBOARD_SECURE_COOKIES,
+    dashboardHosts: Object.freeze(e.CASHOUT_DASHBOARD_HOSTS ?? []),
     metricsPort: e.CASHOUT_METRICS_PORT,
     logLevel: e.CASHOUT_LOG_LEVEL,
   });

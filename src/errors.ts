@@ -23,11 +23,19 @@ export type ErrorCode =
   | 'column_missing'
   | 'column_duplicated'
   | 'no_data_rows'
+  | 'file_changed'
   | 'banks_file_invalid'
+  | 'charge_invalid'
   | 'batch_not_found'
   | 'batch_exists'
   | 'request_not_found'
   | 'state_conflict'
+  // the ledger refused a person's action or a send (ledger/lifecycle.ts)
+  | 'batch_state'
+  | 'self_approval'
+  | 'approval_expired'
+  | 'payee_held'
+  | 'service_mismatch'
   // exit 3: Redis cannot be reached or is unsafe
   | 'redis_unreachable'
   | 'redis_unsafe'
@@ -42,6 +50,8 @@ export const EXIT = {
   usage: 2,
   redis: 3,
   service: 4,
+  /** `cashout worker` stopped before every in-flight outcome was recorded: left to the recovery sweep. */
+  leftForRecovery: 5,
   internal: 70,
 } as const;
 

@@ -2,14 +2,16 @@
  * The root logger (pino). JSON lines on stderr by default, pretty when stderr is a terminal, so
  * stdout stays free for the command's own output. The token never appears: `authorization` and
  * token fields are removed, and `mobile_number`, `number` and `account_number` are masked wherever
- * they sit in a logged object, at any depth and inside arrays (`maskDeep` on every line).
+ * they sit in a logged object, at any depth and inside arrays (`maskDeep` on every line). Card
+ * charges: `card_number` shows its last four digits, `cvv`, `hash_key` and `merchant_code` are removed.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { maskDeep, maskNumber } from './mask.js';
 
 export type { Logger } from 'pino';
 
-const SECRET_PATHS = ['authorization', 'token', 'apiToken', '*.authorization', '*.token', '*.apiToken', 'headers.authorization', '*.headers.authorization'];
+const SECRET_KEYS = ['authorization', 'token', 'apiToken', 'cvv', 'hash_key', 'hashKey', 'merchant_code', 'merchantCode'];
+const SECRET_PATHS = [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`), 'headers.authorization', '*.headers.authorization'];
 const MASKED_PATHS = ['mobile_number', 'number', 'account_number', '*.mobile_number', '*.number', '*.account_number', '*.*.mobile_number', '*.*.number', '*.*.account_number'];
 
 /** Options of the root logger. */
@@ -29,7 +31,7 @@ export function createLogger(opts: LoggerOptions): Logger {
       paths: [...SECRET_PATHS, ...MASKED_PATHS],
       censor: (value: unknown, path: string[]) => {
         const key = path[path.length - 1] ?? '';
-        if (['authorization', 'token', 'apiToken'].includes(key)) return '[redacted]';
+        if (SECRET_KEYS.includes(key)) return '[redacted]';
         return typeof value === 'string' ? maskNumber(value) : '[redacted]';
       },
     },

@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Queue } from 'bullmq';
-import type { Ledger } from './submit/ledger.js';
+import type { Ledger } from './ledger/index.js';
 
 /** A process's metrics. */
 export interface MetricsRegistry {

@@ -97,6 +97,8 @@ export interface StagedRequest extends Omit<WithdrawalRequest, 'body' | 'referen
   readonly bodyJson: string | Buffer;
   /** `references` as JSON (`{"<line>":"<reference>",…}`, lines ascending: the text `JSON.stringify` gives). */
   readonly referencesJson: string;
+  /** Each item's payee key (payout register): "<line>\t<key>\n" per item that has one. */
+  readonly payees: string;
 }
 
 const OPEN_WALLETS = Buffer.from('{"mobile_wallets":[');
@@ -144,9 +146,9 @@ function createItemList() {
 /**
  * The streaming grouper of the import, over items the import threads already turned into UTF-8
  * JSON: `add` takes one valid row (its channel, file line, the bytes holding its item JSON with
- * the item's start and end, its reference and amount in piasters) and returns a finished request
- * each time `itemsPerRequest` items have gathered; `finish` returns the last partial one. Same
- * grouping and body as `createGrouper` (interface doc §2.4): wallets first, an empty array left
+ * the item's start and end, its reference, amount in piasters and payee key) and returns a
+ * finished request each time `itemsPerRequest` items have gathered; `finish` returns the last
+ * partial one. Same grouping and body as `createGrouper` (interface doc §2.4): wallets first, an empty array left
  * out. Item bytes are copied into two reused lists, so a request costs one buffer, its body.
  */
 export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
@@ -157,6 +159,7 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
   let walletLines: number[] = [];
   let bankLines: number[] = [];
   let references = '';
+  let payees = '';
   let total = 0n;
   const build = (): StagedRequest => {
     const w = wallets.count > 0;
@@ -171,17 +174,27 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
     } else at += OPEN_BANKS.copy(body, at);
     at = banks.copyTo(body, at);
     CLOSE.copy(body, at);
-    const req: StagedRequest = { seq: seq++, bodyJson: body, walletLines, bankLines, totalPiasters: total, referencesJson: `{${references}}` };
+    const req: StagedRequest = { seq: seq++, bodyJson: body, walletLines, bankLines, totalPiasters: total, referencesJson: `{${references}}`, payees };
     wallets.clear();
     banks.clear();
     walletLines = [];
     bankLines = [];
     references = '';
+    payees = '';
     total = 0n;
     return req;
   };
   return {
-    add(channel: 'wallet' | 'bank', line: number, source: Uint8Array, start: number, end: number, reference: string, piasters: bigint): StagedRequest | undefined {
+    add(
+      channel: 'wallet' | 'bank',
+      line: number,
+      source: Uint8Array,
+      start: number,
+      end: number,
+      reference: string,
+      piasters: bigint,
+      payee = '',
+    ): StagedRequest | undefined {
       if (channel === 'wallet') {
         wallets.add(source, start, end);
         walletLines.push(line);
@@ -191,6 +204,7 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
       }
       // Lines only grow, so the keys come in the order JSON.stringify gives integer keys.
       if (reference !== '') references += `${references === '' ? '' : ','}"${line}":${jsonString(reference)}`;
+      if (payee !== '') payees += `${line}\t${payee}\n`;
       total += piasters;
       return wallets.count + banks.count >= itemsPerRequest ? build() : undefined;
     },

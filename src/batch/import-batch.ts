@@ -1,7 +1,7 @@
 /**
  * The import: file → rows → items → requests → jobs. Streams the file once: valid rows are
  * grouped into withdrawal requests and staged in the ledger as they come; invalid rows go to
- * `invalid-rows.jsonl` and `rejected-rows.csv` in the batch's report folder. At the end the batch
+ * `row-notes.jsonl` and `rejected-rows.csv` in the batch's report folder. At the end the batch
  * is either released (jobs added) or refused (staged requests deleted, nothing will be sent):
  * all-or-nothing by default, valid rows only with `partial`.
  */
@@ -17,13 +17,14 @@ import { hashFile } from '../import/read-rows.js';
 import type { RowIssue } from '../import/row-issues.js';
 import { createHash } from 'node:crypto';
 import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
-import { createFingerprintTable } from './fingerprint-table.js';
+import { createFingerprintTable, type FingerprintTable } from './fingerprint-table.js';
+import { describeHeld, fingerprintKey, PAY_AGAIN_HINT, referenceKey } from '../ledger/payout-register.js';
 import { formatPiasters, toPiasters } from '../money.js';
 import { openScan, type Scan, type ScannedPart, type ScanOptions } from '../import/parallel-scan.js';
 import { FP_WORDS, ROW_INVALID, ROW_WALLET } from '../import/check-chunk.js';
-import { CashoutError } from '../errors.js';
+import { CashoutError, isCashoutError } from '../errors.js';
 import type { RowRules } from '../import/validate-row.js';
-import type { Ledger } from '../submit/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import { openCsvOut, type CsvOut } from '../results/csv-out.js';
@@ -52,8 +53,12 @@ export interface ImportDeps {
   readonly log: Logger;
   readonly reportsDir: string;
   readonly itemsPerRequest: number;
-  /** Service base address recorded with the batch (never the token). */
+  /** Start rejected-rows.csv with a UTF-8 byte-order mark (`Config.csvBom`). Default true. */
+  readonly csvBom?: boolean;
+  /** Service base address recorded with the batch (`serviceAddress`); workers for another address do not send it. */
   readonly serviceUrl: string;
+  /** Fingerprint of the access token recorded with the batch (`tokenFingerprint`; never the token). */
+  readonly tokenFingerprint?: string;
   /** Approval and limit rules; all off when absent. */
   readonly policy?: BatchPolicy;
   /**
@@ -86,14 +91,26 @@ export interface ImportOptions {
   readonly encoding?: string;
   /** Import content that was imported before, as a new batch. */
   readonly force?: boolean;
-  /** Send rows whose reference was already paid in an earlier batch. */
-  readonly allowDuplicateReferences?: boolean;
+  /**
+   * Send rows whose payee is held by another payout (paid, or still to be paid, in an earlier
+   * batch): a person's explicit choice, recorded with the batch (`by`: the importer) and shown in
+   * the report. `note` says why; it is required.
+   */
+  readonly payAgain?: { readonly note: string };
   /** Refuse rows that look like a duplicate of an earlier row of the file (else: a warning). */
   readonly strictDuplicates?: boolean;
   /** Who imports (recorded; an importer cannot approve their own batch). Default "unknown". */
   readonly importedBy?: string;
+  /** The person behind `importedBy` (operating-system or dashboard user; `Actor.user`): may not approve the batch. */
+  readonly importedByUser?: string;
   /** Told the number of rows read so far, every few hundred rows (progress display). */
   readonly onRowsRead?: (rows: number) => void;
+  /**
+   * Runs at the last moment before the batch is released (made sendable). When it throws, the
+   * batch is refused instead (nothing of it is queued or sent) and the error goes on to the caller
+   * with the batch id in its context. The inbox checks here that the file is still the one it took.
+   */
+  readonly beforeRelease?: () => Promise<void>;
 }
 
 /**
@@ -120,7 +137,7 @@ export interface ImportResult {
   readonly rows: number;
   readonly validRows: number;
   readonly invalidRows: number;
-  /** Rows not sent because their reference was paid in an earlier batch. */
+  /** Rows not sent because another payout holds their payee (the payout register). */
   readonly duplicateRows: number;
   /** Rows flagged as possibly repeating an earlier row of the file. */
   readonly warnedRows: number;
@@ -214,6 +231,10 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     reportDir,
     partial: options.partial === true,
     importedBy: options.importedBy ?? 'unknown',
+    ...(options.importedByUser ? { importedByUser: options.importedByUser } : {}),
+    ...(deps.tokenFingerprint ? { tokenFingerprint: deps.tokenFingerprint } : {}),
+    ...(options.force ? { forced: true } : {}),
+    ...(options.payAgain ? { payAgain: { by: options.importedBy ?? 'unknown', note: options.payAgain.note } } : {}),
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   });
@@ -231,6 +252,8 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   const sameNumber = createFingerprintTable(false, scan.estimatedRows);
   const sameHolder = createFingerprintTable(false, scan.estimatedRows);
   const walletTotals = createFingerprintTable(false, scan.estimatedRows);
+  // Rows without reference: how many rows of the file so far share a payee fingerprint (its key's #n).
+  let payeeCounts: FingerprintTable | undefined;
   let rows = 0;
   let requests = 0;
   let invalidRows = 0;
@@ -244,14 +267,14 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   // Staged requests are written a few at a time, with a write or two in flight while rows are read.
   const stage = async (force: boolean) => {
     if (staged.length === 0 || (!force && staged.length < STAGE_GROUP)) return;
-    staging.push(deps.ledger.stageRequests(batchId, staged));
+    staging.push(deps.ledger.stageRequests(batchId, staged, { payAgain: options.payAgain !== undefined }));
     staged = [];
     if (staging.length >= STAGE_IN_FLIGHT) await staging.shift();
   };
   const invalid = async (line: number, cells: readonly string[], issues: readonly RowIssue[]) => {
     invalidRows++;
     await writeNote({ line, status: 'invalid', issues });
-    rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), scan.header);
+    rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), scan.header, { bom: deps.csvBom });
     await rejectedOut.write(cells);
   };
 
@@ -259,21 +282,9 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     for (let next = await first; !next.done; next = await parts.next()) {
       const s = next.value;
       const { part } = s;
-      const valid = part.piasters.length;
-      // References paid in earlier batches, looked up in bulk.
-      const lookup: string[] = [];
-      if (!options.allowDuplicateReferences) {
-        for (let j = 0; j < valid; j++) if (s.references[j] !== '' && s.earlierReference[j] === 0) lookup.push(s.references[j]!);
-      }
-      const paidBy = new Map<string, string>();
-      for (let from = 0; from < lookup.length; from += 1000) {
-        const slice = lookup.slice(from, from + 1000);
-        const paid = await deps.ledger.paidReferences(slice);
-        slice.forEach((ref, i) => {
-          const where = paid[i];
-          if (where) paidBy.set(ref, where);
-        });
-      }
+      // The payout register: each valid row's payee key, and which are held by another batch.
+      const keys = payeeKeys(s, () => (payeeCounts ??= createFingerprintTable(true, scan.estimatedRows)));
+      const held = await deps.ledger.checkPayees(batchId, keys);
       let j = 0;
       let k = 0;
       for (let i = 0; i < part.kinds.length; i++) {
@@ -292,11 +303,11 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
           await invalid(line, await s.cellsOfValid(v), [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } }]);
           continue;
         }
-        const earlier = reference === '' ? undefined : paidBy.get(reference);
-        if (earlier) {
-          const [b, paidLine] = earlier.split(':');
+        const holder = held.get(v);
+        const payee = reference === '' ? 'this payee (same destination, holder and amount)' : `reference ${reference}`;
+        if (holder && !options.payAgain) {
           duplicateRows++;
-          await writeNote({ line, status: 'duplicate', message: `not sent: reference ${reference} was already paid in batch ${b} (line ${paidLine}); use --allow-duplicate-references to pay it again` });
+          await writeNote({ line, status: 'duplicate', message: `${describeHeld(payee, holder)}; ${PAY_AGAIN_HINT}` });
           continue;
         }
         const fp = part.fingerprints;
@@ -316,6 +327,10 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
         const amount = part.piasters[v]!;
         let warnings: string[] | undefined;
         if (dup) warnings = [describeDuplicate(dup)];
+        if (holder) {
+          const why = describeHeld(payee, holder).replace(/^not sent: /, '');
+          (warnings ??= []).push(`paid again on purpose (${options.importedBy ?? 'unknown'}: ${options.payAgain!.note}): ${why}`);
+        }
         if (kind === ROW_WALLET && walletLimit !== undefined) {
           // Totals are kept in 32 bits of piasters: exact up to EGP 42,949,672.95, then "more than".
           const sum = walletTotals.addTo(fp[at + 6]!, fp[at + 7]!, Number(amount > MAX_TOTAL ? MAX_TOTAL : amount));
@@ -332,7 +347,16 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
         }
         validRows++;
         totalPiasters += amount;
-        const req = grouper.add(kind === ROW_WALLET ? 'wallet' : 'bank', line, part.itemBytes, v === 0 ? 0 : part.itemEnds[v - 1]!, part.itemEnds[v]!, reference, amount);
+        const req = grouper.add(
+          kind === ROW_WALLET ? 'wallet' : 'bank',
+          line,
+          part.itemBytes,
+          v === 0 ? 0 : part.itemEnds[v - 1]!,
+          part.itemEnds[v]!,
+          reference,
+          amount,
+          keys[v]!,
+        );
         if (req) {
           staged.push(req);
           requests++;
@@ -356,7 +380,7 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     throw err;
   }
   // What the checks across rows held (they grow with the file: memory an import cannot stream).
-  const crossRowTableBytes = scan.tableBytes() + sameNumber.bytes + sameHolder.bytes + walletTotals.bytes;
+  const crossRowTableBytes = scan.tableBytes() + sameNumber.bytes + sameHolder.bytes + walletTotals.bytes + (payeeCounts?.bytes ?? 0);
   notesOut.end();
   await once(notesOut, 'close');
   await rejectedOut?.close();
@@ -376,6 +400,16 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     log.warn({ total: formatPiasters(totalPiasters), limit: policy.maxBatchTotal }, 'batch refused: over the batch total limit');
     return { ...result, state: 'refused', requests: 0, refusalReason: reason };
   }
+  if (options.beforeRelease) {
+    try {
+      await options.beforeRelease();
+    } catch (err) {
+      await deps.ledger.refuseBatch(batchId, batchCounts, `not released: ${(err as Error)?.message ?? String(err)}`);
+      log.warn({ reason: (err as Error)?.message }, 'batch refused at its release; nothing was queued');
+      if (isCashoutError(err)) throw new CashoutError(err.code, err.message, { ...err.context, batchId }, err.cause);
+      throw err;
+    }
+  }
   const needsApproval =
     policy.requireApproval === true && requests > 0 && (policy.approvalThreshold === undefined || totalPiasters > toPiasters(policy.approvalThreshold));
   if (needsApproval) {
@@ -388,4 +422,29 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
   log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows, crossRowTableBytes }, 'batch queued');
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
+}
+
+/**
+ * The payee key of each valid row of a part (payout-register.ts), in the order of its valid rows:
+ * `r:<reference>`, or for a row without reference `f:<fingerprint>#<n>`, n counting the file's
+ * rows with the same fingerprint so far (`counts`, shared across the parts of a file). A row whose
+ * reference repeats an earlier row of the file gets '' (it is refused as invalid).
+ */
+function payeeKeys(s: ScannedPart, counts: () => FingerprintTable): string[] {
+  const valid = s.part.piasters.length;
+  const fp = s.part.fingerprints;
+  const keys = new Array<string>(valid);
+  for (let j = 0; j < valid; j++) {
+    const reference = s.references[j]!;
+    if (s.earlierReference[j] !== 0) keys[j] = '';
+    else if (reference !== '') keys[j] = referenceKey(reference);
+    else {
+      // Destination+amount (words 2, 3) and holder+amount (words 4, 5), folded to 64 bits to count.
+      const at = j * FP_WORDS;
+      const hi = (fp[at + 2]! ^ Math.imul(fp[at + 4]!, 0x9e3779b1)) >>> 0;
+      const lo = (fp[at + 3]! ^ Math.imul(fp[at + 5]!, 0x85ebca6b)) >>> 0;
+      keys[j] = fingerprintKey(fp, at + 2, counts().addTo(hi, lo, 1));
+    }
+  }
+  return keys;
 }

@@ -1,35 +1,27 @@
 /**
  * Maker-checker commands. `approve` lets someone other than the importer release a batch that
  * awaits approval (its requests are queued; workers send them); `cancel` stops such a batch for
- * good. Both are recorded with the person's name and shown in the batch's reports.
+ * good. Both are recorded with the person (the system user, `--as` as a label beside it) and
+ * shown in the batch's reports.
  */
 import { CashoutError, EXIT } from '../errors.js';
 import { isBatchId } from '../batch/batch-id.js';
-import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import { writeReport } from '../results/write-report.js';
-import type { Ledger } from '../submit/ledger.js';
-import type { Queue } from 'bullmq';
-import type { SubmitJobData } from '../queue/queues.js';
-import { actorName, openQueues, type AppContext } from './context.js';
-
-/** Approves a batch as `by` and queues its requests; returns how many were queued. Throws `state_conflict` as `Ledger.approveBatch` does. */
-export async function approveBatch(ledger: Ledger, queue: Queue<SubmitJobData>, batchId: string, by: string): Promise<number> {
-  const requests = await ledger.approveBatch(batchId, by);
-  await enqueueRequests(queue, batchId, seqRange(1, requests));
-  return requests;
-}
+import { actorText, approveBatch, cancelBatch } from '../ledger/actions.js';
+import { cliActor, openQueues, type AppContext } from './context.js';
 
 function checkId(batchId: string): void {
   if (!isBatchId(batchId)) throw new CashoutError('usage', `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`);
 }
 
-/** `cashout approve <batch-id> [--as name]`. */
+/** `cashout approve <batch-id> [--as label]`: refused for the importer (by system user, whatever the label). */
 export async function approveCommand(ctx: AppContext, batchId: string, opts: { as?: string }): Promise<number> {
   checkId(batchId);
-  const by = actorName(opts.as);
+  const actor = cliActor(opts.as);
+  const by = actorText(actor);
   const h = await openQueues(ctx);
   try {
-    const n = await approveBatch(h.ledger, h.queue, batchId, by);
+    const n = await approveBatch(h.ledger, h.queue, batchId, actor);
     ctx.log.info({ batchId, by, requests: n }, 'batch approved');
     process.stdout.write(`Batch ${batchId} approved by ${by}: ${n} withdrawal requests queued; a running "cashout worker" sends them.\n`);
     return EXIT.ok;
@@ -38,14 +30,15 @@ export async function approveCommand(ctx: AppContext, batchId: string, opts: { a
   }
 }
 
-/** `cashout cancel <batch-id> --note … [--as name]`. */
+/** `cashout cancel <batch-id> --note … [--as label]`. */
 export async function cancelCommand(ctx: AppContext, batchId: string, opts: { as?: string; note: string }): Promise<number> {
   checkId(batchId);
-  const by = actorName(opts.as);
+  const actor = cliActor(opts.as);
+  const by = actorText(actor);
   const h = await openQueues(ctx);
   try {
-    await h.ledger.cancelBatch(batchId, by, opts.note);
-    await writeReport(h.ledger, batchId);
+    await cancelBatch(h.ledger, batchId, actor, opts.note);
+    await writeReport(h.ledger, batchId, { bom: ctx.config.csvBom });
     ctx.log.info({ batchId, by }, 'batch cancelled');
     process.stdout.write(`Batch ${batchId} cancelled by ${by}; nothing of it will be sent.\n`);
     return EXIT.ok;

@@ -11,7 +11,7 @@ import { loadBankList, type BankList } from '../contract/supported-banks.js';
 import type { RowRules } from '../import/validate-row.js';
 import type { PrivateRedis } from '../queue/private-redis.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
-import type { Ledger } from '../submit/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { CashoutError } from '../errors.js';
 import { importBatch, importReadOptions, openPayoutFile, type BatchPolicy, type ImportDeps, type ImportOptions, type ImportResult, type OpenedPayoutFile } from '../batch/import-batch.js';
 import { startProgress } from './progress.js';
@@ -19,6 +19,8 @@ import { readOptionsFrom } from '../import/read-rows.js';
 import { createPaymentClient, type PaymentClient } from '../submit/payment-client.js';
 import type { WorkerSettings } from '../../jobs/index.js';
 import { userInfo } from 'node:os';
+import { serviceAddress, tokenFingerprint } from '../submit/service-address.js';
+import { actorText, type Actor } from '../ledger/actions.js';
 
 /** What every command gets. */
 export interface AppContext {
@@ -60,7 +62,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
     import('bullmq'),
     import('../queue/connection.js'),
     import('../queue/private-redis.js'),
-    import('../submit/ledger.js'),
+    import('../ledger/index.js'),
   ]);
   let url = ctx.config.redisUrl ?? DEFAULT_REDIS_URL;
   let privateRedis: PrivateRedis | undefined;
@@ -84,7 +86,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
   const workerRedis = await connectRedis(url, { forWorker: true });
   const prefix = opts.sandbox ? `${ctx.config.redisPrefix}:sandbox-${randomBytes(4).toString('hex')}` : ctx.config.redisPrefix;
   const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
-  const ledger = openLedger(redis, prefix);
+  const ledger = openLedger(redis, prefix, { duplicateWindowHours: ctx.config.duplicateWindowHours });
   return {
     redis,
     workerRedis,
@@ -112,14 +114,17 @@ export function batchPolicy(config: Config): BatchPolicy {
   };
 }
 
-/** The name of the person running the command: `--as`, else the system user name. */
-export function actorName(as: string | undefined): string {
-  const name = as?.trim();
-  return name ? name : userInfo().username;
+/**
+ * The person running a command: the operating-system user, with `--as` as a label beside it (never
+ * in its place: who may approve a batch is decided by the user).
+ */
+export function cliActor(as: string | undefined): Actor {
+  const label = as?.trim();
+  return { user: userInfo().username, ...(label ? { label } : {}) };
 }
 
 /** What an import needs, from configuration and the open queues (run, import and the scheduler share it). */
-export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: string): ImportDeps {
+export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: string, token?: string): ImportDeps {
   return {
     ledger: handles.ledger,
     queue: handles.queue,
@@ -127,7 +132,9 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     log: ctx.log,
     reportsDir: ctx.config.reportsDir,
     itemsPerRequest: ctx.config.itemsPerRequest,
-    serviceUrl,
+    csvBom: ctx.config.csvBom,
+    serviceUrl: serviceAddress(serviceUrl),
+    ...(token ? { tokenFingerprint: tokenFingerprint(token) } : {}),
     policy: batchPolicy(ctx.config),
     limits: readOptionsFrom(ctx.config),
   };
@@ -149,13 +156,29 @@ export function openImportFile(ctx: AppContext, file: string, opts: Pick<ImportO
 export async function importOpenedFile(
   ctx: AppContext,
   handles: QueueHandles,
-  serviceUrl: string,
+  target: { readonly baseUrl: string; readonly token?: string },
   opened: OpenedPayoutFile,
-  opts: ImportOptions & { readonly as?: string | undefined },
+  opts: Omit<ImportOptions, 'payAgain'> & { readonly as?: string | undefined; readonly payAgain?: string | undefined },
 ): Promise<ImportResult> {
+  const actor = cliActor(opts.as);
+  const { payAgain, ...rest } = opts;
+  if (payAgain !== undefined && payAgain.trim() === '') {
+    throw new CashoutError('usage', '--pay-again needs a reason: say why these payees are paid again');
+  }
   const reading = startProgress(ctx.log, 'reading', 'rows');
   try {
-    return await importBatch(importDeps(ctx, handles, serviceUrl), opened.path, { ...opts, importedBy: actorName(opts.as), onRowsRead: (n) => reading.update(n) }, opened);
+    return await importBatch(
+      importDeps(ctx, handles, target.baseUrl, target.token),
+      opened.path,
+      {
+        ...rest,
+        ...(payAgain === undefined ? {} : { payAgain: { note: payAgain.trim() } }),
+        importedBy: actorText(actor),
+        importedByUser: actor.user,
+        onRowsRead: (n) => reading.update(n),
+      },
+      opened,
+    );
   } finally {
     reading.stop();
   }
@@ -173,8 +196,14 @@ export function paymentClientFor(ctx: AppContext, target: { baseUrl: string; tok
 }
 
 /** Submit-worker settings from configuration (run and worker share them). */
-export function workerSettingsFor(ctx: AppContext, handles: QueueHandles, extra: Pick<WorkerSettings, 'makeDurable' | 'metrics'> = {}): WorkerSettings {
+export function workerSettingsFor(
+  ctx: AppContext,
+  handles: QueueHandles,
+  serviceUrl: string,
+  extra: Pick<WorkerSettings, 'makeDurable' | 'metrics'> = {},
+): WorkerSettings {
   return {
+    serviceUrl: serviceAddress(serviceUrl),
     connection: handles.workerRedis,
     prefix: handles.prefix,
     concurrency: ctx.config.concurrency,

@@ -2,17 +2,29 @@
  * `cashout dashboard [--no-auth]`: serves the dashboard on CASHOUT_DASHBOARD_HOST:PORT
  * (127.0.0.1:4020 by default) until SIGINT/SIGTERM. Refuses to start without users, unless
  * `--no-auth` is given and the address is loopback. `cashout hash-password` makes a user entry.
+ * It answers only the loopback Host names, the address it listens on and CASHOUT_DASHBOARD_HOSTS.
  */
 import { Queue } from 'bullmq';
+import { isIPv6 } from 'node:net';
 import { createInterface } from 'node:readline';
 import { CashoutError, EXIT } from '../errors.js';
 import { buildDashboard } from '../dashboard/server.js';
 import { hashPassword, loadUsers } from '../dashboard/users.js';
+import { parseHost } from '../dashboard/host-guard.js';
 import { createMetrics } from '../metrics.js';
 import { openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+const ANY_ADDRESS = new Set(['0.0.0.0', '::', '']);
+
+/** The Host names to answer besides loopback: the configured ones and a specific listening address. */
+function answeredHosts(configured: readonly string[], host: string, port: number): string[] {
+  if (ANY_ADDRESS.has(host) || LOOPBACK.has(host)) return [...configured];
+  const name = isIPv6(host) ? `[${host}]` : host;
+  const entry = port > 0 ? `${name}:${port}` : name;
+  return parseHost(entry) ? [...configured, entry] : [...configured];
+}
 
 /** Serves the dashboard; returns the exit code after a stop signal. */
 export async function dashboardCommand(ctx: AppContext, opts: { auth?: boolean; port?: number; host?: string }): Promise<number> {
@@ -39,7 +51,9 @@ export async function dashboardCommand(ctx: AppContext, opts: { auth?: boolean; 
     log: ctx.log,
     users: noAuth ? 'none' : users,
     secureCookies: ctx.config.dashboardSecureCookies,
+    csvBom: ctx.config.csvBom,
     metrics: createMetrics({ queues: [h.queue, inbox], ledger: h.ledger }),
+    allowedHosts: answeredHosts(ctx.config.dashboardHosts, host, port),
   });
   const url = await app.listen({ host, port });
   process.stdout.write(`Dashboard on ${url}${noAuth ? ' (no login: local use only)' : ''}\n`);

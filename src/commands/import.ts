@@ -16,9 +16,9 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
     const handles = await openQueues(ctx);
     try {
       await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
-      const r = await importOpenedFile(ctx, handles, target.baseUrl, opened, opts);
+      const r = await importOpenedFile(ctx, handles, target, opened, opts);
       if (r.state === 'refused' || r.state === 'awaiting_approval') {
-        const summary = await writeReport(handles.ledger, r.batchId);
+        const summary = await writeReport(handles.ledger, r.batchId, { bom: ctx.config.csvBom });
         process.stdout.write(formatSummary(summary, r.reportDir));
         return r.state === 'refused' ? EXIT.notAllAccepted : EXIT.ok;
       }

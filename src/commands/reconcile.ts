@@ -4,13 +4,12 @@
  * again (after `resolve --not-created`, or a `not_sent` one). None of them sends anything by
  * itself: only a worker sends, and only what the ledger allows.
  */
-import { userInfo } from 'node:os';
 import { CashoutError, EXIT } from '../errors.js';
-import { isBatchId, requestJobId } from '../batch/batch-id.js';
+import { isBatchId } from '../batch/batch-id.js';
 import { writeReconciliation } from '../results/write-reconciliation.js';
 import { writeReport } from '../results/write-report.js';
-import { enqueueRequests } from '../queue/enqueue-requests.js';
-import { openQueues, type AppContext, type QueueHandles } from './context.js';
+import { actorText, resolveRequest, retryRequest } from '../ledger/actions.js';
+import { cliActor, openQueues, type AppContext, type QueueHandles } from './context.js';
 
 async function withBatch<T>(ctx: AppContext, batchId: string, fn: (h: QueueHandles, reportDir: string) => Promise<T>): Promise<T> {
   if (!isBatchId(batchId)) throw new CashoutError('usage', `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`);
@@ -32,7 +31,8 @@ function requestNumber(value: string): number {
 /** `cashout reconcile <batch-id>`: exit 0 when nothing is unknown, 1 when requests await a finding. */
 export async function reconcileCommand(ctx: AppContext, batchId: string): Promise<number> {
   return withBatch(ctx, batchId, async (h, reportDir) => {
-    const { requests, text, path } = await writeReconciliation(h.ledger, batchId, reportDir);
+    const csv = { bom: ctx.config.csvBom };
+    const { requests, text, path } = await writeReconciliation(h.ledger, batchId, reportDir, csv);
     if (requests.length === 0) {
       process.stdout.write(`Batch ${batchId}: no request has an unknown outcome.\n`);
       return EXIT.ok;
@@ -51,7 +51,7 @@ export async function reconcileCommand(ctx: AppContext, batchId: string): Promis
   });
 }
 
-/** `cashout resolve <batch-id> <request> --created|--not-created --note … [--as name]`. */
+/** `cashout resolve <batch-id> <request> --created|--not-created --note … [--as label]`. */
 export async function resolveCommand(
   ctx: AppContext,
   batchId: string,
@@ -61,12 +61,13 @@ export async function resolveCommand(
   if (opts.created === opts.notCreated) throw new CashoutError('usage', 'say what you found: exactly one of --created or --not-created');
   if (!opts.note || opts.note.trim() === '') throw new CashoutError('usage', '--note is required: say where you looked and what you found');
   const seq = requestNumber(request);
-  const by = opts.as?.trim() || userInfo().username;
+  const actor = cliActor(opts.as);
+  const by = actorText(actor);
   return withBatch(ctx, batchId, async (h, reportDir) => {
-    await h.ledger.resolve(batchId, seq, opts.created ? 'created' : 'not_created', by, opts.note!.trim());
+    await resolveRequest(h.ledger, batchId, seq, opts.created ? 'created' : 'not_created', actor, opts.note!);
     ctx.log.info({ batchId, seq, finding: opts.created ? 'created' : 'not_created', by }, 'reconciliation recorded');
-    await writeReport(h.ledger, batchId);
-    await writeReconciliation(h.ledger, batchId, reportDir);
+    await writeReport(h.ledger, batchId, { bom: ctx.config.csvBom });
+    await writeReconciliation(h.ledger, batchId, reportDir, { bom: ctx.config.csvBom });
     process.stdout.write(
       opts.created
         ? `Request ${seq} of batch ${batchId} recorded as created by the service (by ${by}); its rows are accepted.\n`
@@ -76,25 +77,17 @@ export async function resolveCommand(
   });
 }
 
-/** `cashout retry <batch-id> <request>`: queues the request's job again; a worker sends it if the ledger allows. */
-export async function retryCommand(ctx: AppContext, batchId: string, request: string): Promise<number> {
+/**
+ * `cashout retry <batch-id> <request> [--as label]`: queues the request's job again when the
+ * lifecycle allows it (recorded with who asked); a worker sends it if the ledger's claim allows.
+ */
+export async function retryCommand(ctx: AppContext, batchId: string, request: string, opts: { as?: string } = {}): Promise<number> {
   const seq = requestNumber(request);
+  const actor = cliActor(opts.as);
   return withBatch(ctx, batchId, async (h) => {
-    const r = await h.ledger.getRequest(batchId, seq);
-    if (!r) throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`);
-    if (!['pending', 'not_sent', 'reconciled_not_created'].includes(r.state)) {
-      throw new CashoutError(
-        'state_conflict',
-        r.state === 'unknown' || r.state === 'sending'
-          ? `request ${seq} of batch ${batchId} may already have been created (${r.state}); reconcile it first (cashout reconcile ${batchId})`
-          : `request ${seq} of batch ${batchId} is ${r.state}; it is not sent again`,
-      );
-    }
-    const job = await h.queue.getJob(requestJobId(batchId, seq));
-    const state = job ? await job.getState() : 'missing';
-    if (job && (state === 'failed' || state === 'completed')) await job.retry(state);
-    else if (state === 'missing') await enqueueRequests(h.queue, batchId, [seq]);
-    process.stdout.write(`Request ${seq} of batch ${batchId} queued again; a running "cashout worker" sends it.\n`);
+    await retryRequest(h.ledger, h.queue, batchId, seq, actor);
+    ctx.log.info({ batchId, seq, by: actorText(actor) }, 'request queued again');
+    process.stdout.write(`Request ${seq} of batch ${batchId} queued again by ${actorText(actor)}; a running "cashout worker" sends it.\n`);
     return EXIT.ok;
   });
 }

@@ -13,7 +13,7 @@ export async function reportCommand(ctx: AppContext, batchId: string): Promise<n
   try {
     const batch = await handles.ledger.getBatch(batchId);
     if (!batch) throw new CashoutError('batch_not_found', `no batch ${batchId} in the ledger at this Redis and prefix`);
-    const summary = await writeReport(handles.ledger, batchId);
+    const summary = await writeReport(handles.ledger, batchId, { bom: ctx.config.csvBom });
     process.stdout.write(formatSummary(summary, batch.reportDir));
     return summary.byStatus.pending.rows > 0 ? EXIT.notAllAccepted : exitCodeForSummary(summary, batch.validRows);
   } finally {

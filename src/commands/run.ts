@@ -14,13 +14,15 @@ import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
 import { importOpenedFile, openImportFile, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
-import type { Ledger } from '../submit/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 
 /** Options of `run` and `import`. */
-export interface RunOptions extends ImportOptions {
+export interface RunOptions extends Omit<ImportOptions, 'payAgain'> {
   readonly sandbox?: boolean;
-  /** Who runs the import (default: the system user name). */
+  /** A label for who runs the import, recorded beside the system user name (`--as`). */
   readonly as?: string;
+  /** Why rows whose payee another payout holds are paid again (`--pay-again`); absent: they are not sent. */
+  readonly payAgain?: string;
 }
 
 /** Exit code for a finished batch's summary, with a one-line cause on stderr for exit 4. */
@@ -131,7 +133,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     const done = createWaker();
     let runBatch: string | undefined;
     const worker = startSubmitWorker(
-      { ...workerSettingsFor(ctx, handles, { makeDurable }), autorun: false },
+      { ...workerSettingsFor(ctx, handles, target.baseUrl, { makeDurable }), autorun: false },
       {
         ledger: handles.ledger,
         client,
@@ -146,7 +148,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     try {
       const ready = worker.ready();
       ready.catch(() => undefined); // awaited below, once the batch is queued
-      imported = await importOpenedFile(ctx, handles, target.baseUrl, opened, opts);
+      imported = await importOpenedFile(ctx, handles, target, opened, opts);
       batchId = imported.batchId;
       if (imported.state === 'queued') {
         await ready;
@@ -158,7 +160,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
       await worker.close();
       await client.close();
     }
-    const summary = await writeReport(handles.ledger, imported.batchId);
+    const summary = await writeReport(handles.ledger, imported.batchId, { bom: ctx.config.csvBom });
     process.stdout.write(formatSummary(summary, imported.reportDir));
     if (stop.signal.aborted && summary.byStatus.pending.rows > 0) {
       process.stderr.write(`cashout: stopped before the batch finished; run "cashout worker" to finish batch ${imported.batchId}\n`);

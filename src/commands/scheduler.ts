@@ -18,7 +18,7 @@ import { createInboxImporter } from '../inbox/inbox-import.js';
 import { scanInbox, type ScanDeps, type ScanReport } from '../inbox/scan-inbox.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
-import { actorName, importDeps, openQueues, serviceTarget, type AppContext } from './context.js';
+import { importDeps, openQueues, serviceTarget, type AppContext } from './context.js';
 
 /** Runs the scheduler; returns the exit code. */
 export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
@@ -37,8 +37,8 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
   try {
     await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
     const importer = createInboxImporter(
-      importDeps(ctx, handles, target.baseUrl),
-      { importedBy: actorName(undefined) },
+      importDeps(ctx, handles, target.baseUrl, target.token),
+      { importedBy: 'scheduler', importedByUser: 'scheduler' },
     );
     const scanDeps: ScanDeps = {
       inboxDir: ctx.config.inboxDir,
@@ -85,7 +85,9 @@ export function formatScan(report: ScanReport, inboxDir: string): string {
     out.push(`${t.result.padEnd(6)} ${t.name}: ${t.outcome}${t.batchId ? ` (batch ${t.batchId})` : ''} ${where}`);
   }
   for (const r of report.refused) out.push(`left   ${r.name}: ${r.reason}`);
-  if (report.waiting.length > 0) out.push(`waiting (not complete yet): ${report.waiting.join(', ')}`);
+  const settling = report.waiting.filter((name) => !report.unfinished.includes(name));
+  if (settling.length > 0) out.push(`waiting (not complete yet): ${settling.join(', ')}`);
+  if (report.unfinished.length > 0) out.push(`waiting (no line break at the end yet): ${report.unfinished.join(', ')}`);
   if (report.stopped) out.push('stopped early; the remaining files are taken by the next scan');
   if (out.length === 0) out.push(`inbox ${inboxDir}: nothing to take`);
   return `${out.join('\n')}\n`;

@@ -1,7 +1,9 @@
 /**
  * `cashout worker`: long-running submitter. Takes withdrawal requests from the queue, writes each
- * batch's report when its last request is final. SIGTERM/SIGINT: no new submission starts,
- * in-flight ones finish (bounded by the request timeout) and are recorded, then exit 0.
+ * batch's report when its last request is final. SIGTERM/SIGINT: no new submission starts; the
+ * in-flight ones finish and their outcomes are recorded, within the request timeout plus
+ * `STOP_RECORD_GRACE_MS`, whatever Redis does. Exit 0 when every one was recorded; else
+ * `EXIT_LEFT_FOR_RECOVERY`, with a log line naming the requests left for the recovery sweep.
  */
 import { startSubmitWorker } from '../../jobs/index.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
@@ -9,6 +11,18 @@ import { writeReport } from '../results/write-report.js';
 import { EXIT } from '../errors.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
 import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
+
+/**
+ * Exit code of `cashout worker` stopped before every in-flight outcome was recorded (Redis away,
+ * say): the requests named in its last log line are left in the ledger for the recovery sweep.
+ */
+export const EXIT_LEFT_FOR_RECOVERY = EXIT.leftForRecovery;
+
+/** Time a stopping worker gives in-flight submissions after the request timeout to be recorded, in ms. */
+export const STOP_RECORD_GRACE_MS = 2_000;
+
+/** Longest wait for one of the worker's connections to close once it stopped, in ms; then it is dropped. */
+const CLOSE_WAIT_MS = 1_000;
 
 /** Runs until a stop signal; returns the exit code. */
 export async function workerCommand(ctx: AppContext): Promise<number> {
@@ -25,14 +39,14 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   const metricsServer = ctx.config.metricsPort > 0 ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort) : undefined;
   const client = paymentClientFor(ctx, target);
   const worker = startSubmitWorker(
-    workerSettingsFor(ctx, handles, { makeDurable, metrics }),
+    workerSettingsFor(ctx, handles, target.baseUrl, { makeDurable, metrics }),
     {
       ledger: handles.ledger,
       client,
       log: ctx.log,
       queue: handles.queue,
       onBatchDone: async (batchId) => {
-        const s = await writeReport(handles.ledger, batchId);
+        const s = await writeReport(handles.ledger, batchId, { bom: ctx.config.csvBom });
         ctx.log.info({ batchId, state: s.batchState, accepted: s.byStatus.accepted.rows, rows: s.rows }, 'batch finished; report written');
       },
     },
@@ -43,10 +57,50 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  ctx.log.info('stopping: in-flight submissions finish and are recorded');
-  await worker.close();
-  await metricsServer?.close();
-  await client.close();
-  await handles.close();
-  return EXIT.ok;
+  const budgetMs = ctx.config.requestTimeoutMs + STOP_RECORD_GRACE_MS;
+  ctx.log.info({ withinMs: budgetMs }, 'stopping: no new submission starts; in-flight ones finish and are recorded');
+  const stopped = await worker.stop(Date.now() + budgetMs);
+  const dropRedis = () => {
+    handles.workerRedis.disconnect();
+    handles.redis.disconnect();
+  };
+  if (stopped.forced) dropRedis();
+  await Promise.all([
+    closeWithin(() => metricsServer?.close()),
+    closeWithin(() => client.close()),
+    stopped.forced ? undefined : closeWithin(() => handles.close(), dropRedis),
+  ]);
+  const left = stopped.leftForRecovery;
+  if (left.length === 0) {
+    ctx.log.info('worker stopped; every in-flight submission was recorded');
+    return EXIT.ok;
+  }
+  const byBatch = new Map<string, number[]>();
+  for (const r of left) byBatch.set(r.batchId, [...(byBatch.get(r.batchId) ?? []), r.seq]);
+  const named = [...byBatch].map(([batchId, seqs]) => `batch ${batchId} request ${seqs.join(', ')}`);
+  ctx.log.error(
+    { left: left.map((r) => ({ batchId: r.batchId, seq: r.seq })), exitCode: EXIT_LEFT_FOR_RECOVERY },
+    `worker stopped before recording ${left.length} in-flight submission(s): ${named.join('; ')}. ` +
+      'They stay in the ledger for the recovery sweep of a running worker ' +
+      '(a sending request becomes unknown, to reconcile; a pending one is queued again)',
+  );
+  return EXIT_LEFT_FOR_RECOVERY;
+}
+
+/** Runs `close`, waiting for it at most `CLOSE_WAIT_MS`; then (or when it fails) runs `drop`, if any. */
+async function closeWithin(close: () => Promise<void> | undefined, drop?: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    Promise.resolve()
+      .then(close)
+      .then(
+        () => true,
+        () => false,
+      ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!closed) drop?.();
 }

@@ -4,7 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BatchRecord, Ledger } from '../submit/ledger.js';
+import type { BatchRecord, Ledger } from '../ledger/index.js';
 import type { ReportSummary } from '../results/write-report.js';
 import { formatPiasters } from '../money.js';
 

@@ -4,7 +4,9 @@
  * queues — all behind a login. Every page and API call without a session gets a redirect to the
  * login (pages) or 401 (everything else). Every state-changing request must come from the
  * dashboard's own origin (Origin/Referer check), and the dashboard's own forms also carry a
- * per-session CSRF token. Security headers on every answer (helmet).
+ * per-session CSRF token. Security headers on every answer (helmet). Only the configured Host names
+ * are answered (./host-guard.ts), and failed logins are limited per client address and user name
+ * (./login-limit.ts). Bull Board allows only what its allow-list names (./bull-board-policy.ts).
  */
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
@@ -12,26 +14,26 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
-import fastifyRateLimit from '@fastify/rate-limit';
 import { Eta } from 'eta';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { PACKAGE_ROOT } from '../paths.js';
-import { isBatchId, requestJobId } from '../batch/batch-id.js';
-import { isCashoutError } from '../errors.js';
+import { isBatchId } from '../batch/batch-id.js';
+import { CashoutError, isCashoutError } from '../errors.js';
 import { formatPiasters } from '../money.js';
-import type { Ledger } from '../submit/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { SubmitJobData } from '../queue/queues.js';
-import { enqueueRequests } from '../queue/enqueue-requests.js';
 import { writeReport } from '../results/write-report.js';
 import { writeReconciliation, requestsInState } from '../results/write-reconciliation.js';
-import { approveBatch } from '../commands/approve.js';
+import { approveBatch, cancelBatch, resolveRequest, retryRequest } from '../ledger/actions.js';
 import { groupDigits } from '../results/print-summary.js';
 import { registerBullBoard } from './bull-board.js';
 import { batchView, listBatchViews, DOWNLOADABLE, type Downloadable } from './batch-view.js';
 import { csrfMatches, sessionStore, SESSION_TTL_SECONDS, type Session } from './sessions.js';
 import { verifyPassword, type UserTable } from './users.js';
+import { hostAllowed, MISDIRECTED_TEXT, parseHost, type HostEntry } from './host-guard.js';
+import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS, loginLimiter } from './login-limit.js';
 import type { MetricsRegistry } from '../metrics.js';
 
 /** Name of the session cookie. */
@@ -49,15 +51,40 @@ export interface DashboardDeps {
   readonly users: UserTable | 'none';
   /** Mark the session cookie Secure (behind TLS). */
   readonly secureCookies: boolean;
+  /** Start the CSV files it writes with a UTF-8 byte-order mark (`Config.csvBom`). Default true. */
+  readonly csvBom?: boolean;
   readonly metrics?: MetricsRegistry;
+  /**
+   * Host names answered besides the loopback names on the dashboard's port: "name" (any port) or
+   * "name:port" (CASHOUT_DASHBOARD_HOSTS, the address listened on).
+   */
+  readonly allowedHosts?: readonly string[];
 }
 
 const TEMPLATES = join(PACKAGE_ROOT, 'src', 'dashboard', 'templates');
+/** Routes served without a session, by the route pattern matched (never the raw path). */
 const PUBLIC = new Set(['/login', '/static/dashboard.css']);
+
+/** Parses the extra Host names; throws `config_invalid` naming a bad entry. */
+function hostEntries(entries: readonly string[]): HostEntry[] {
+  return entries.map((entry) => {
+    const parsed = parseHost(entry);
+    if (parsed) return parsed;
+    throw new CashoutError('config_invalid', `CASHOUT_DASHBOARD_HOSTS: "${entry}" is not a host name`, {
+      key: 'CASHOUT_DASHBOARD_HOSTS',
+    });
+  });
+}
 
 /** Builds the dashboard app (not listening yet). */
 export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstance> {
+  const hosts = hostEntries(deps.allowedHosts ?? []);
   const app = Fastify({ logger: false, trustProxy: false });
+  // First of all hooks: a request for another Host name reaches no route (DNS rebinding).
+  app.addHook('onRequest', async (req, reply) => {
+    if (hostAllowed(req.headers.host, req.socket.localPort, hosts)) return undefined;
+    return reply.code(421).type('text/plain; charset=utf-8').header('cache-control', 'no-store').send(MISDIRECTED_TEXT);
+  });
   const eta = new Eta({ views: TEMPLATES, autoEscape: true, cache: true });
   const sessions = sessionStore(deps.redis, deps.prefix);
   const flashKey = (id: string) => `${deps.prefix}:dashboard:flash:${id}`;
@@ -80,7 +107,7 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);
-  await app.register(fastifyRateLimit, { global: false });
+  const logins = loginLimiter(deps.redis, deps.prefix);
 
   const money = (amount: string) => groupDigits(amount);
   const page = (reply: FastifyReply, view: string, title: string, data: Record<string, unknown>, session?: Session, flash?: { kind: string; text: string }) => {
@@ -114,14 +141,14 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   };
 
   app.addHook('onRequest', async (req, reply) => {
-    const path = req.url.split('?')[0]!;
+    const route = req.routeOptions.url;
     const unsafe = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
     if (unsafe && !sameOrigin(req)) return reply.code(403).send({ error: 'cross-site request refused' });
     if (deps.users === 'none') {
       (req as FastifyRequest & { session?: Session }).session = { id: 'no-auth', user: 'local', csrf: 'no-auth' };
       return undefined;
     }
-    if (PUBLIC.has(path)) return undefined;
+    if (route !== undefined && PUBLIC.has(route)) return undefined;
     const session = await sessions.get(req.cookies[SESSION_COOKIE]);
     if (!session) {
       const wantsHtml = req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
@@ -147,17 +174,28 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     return page(reply, 'login', 'Log in', { next: next.startsWith('/') && !next.startsWith('//') ? next : '/batches' });
   });
 
-  app.post('/login', { config: { rateLimit: { max: 5, timeWindow: '1 minute' } } }, async (req, reply) => {
+  app.post('/login', async (req, reply) => {
     if (deps.users === 'none') return reply.redirect('/batches', 303);
     const body = (req.body ?? {}) as Record<string, unknown>;
     const user = String(body.user ?? '');
     const password = String(body.password ?? '');
     const next = String(body.next ?? '/batches');
+    const knownBrowser = req.cookies[KNOWN_BROWSER_COOKIE];
+    const ticket = await logins.begin({ address: req.ip, user, knownBrowser });
+    if (ticket.retryAfterSeconds > 0) {
+      deps.log.warn({ user: user.slice(0, 64), address: req.ip }, 'dashboard login refused: too many failed attempts');
+      const minutes = Math.ceil(ticket.retryAfterSeconds / 60);
+      const wait = `${minutes} minute${minutes === 1 ? '' : 's'}`;
+      const text = `Too many failed attempts for this user name from here; try again in ${wait}.`;
+      reply.code(429).header('retry-after', String(ticket.retryAfterSeconds));
+      return page(reply, 'login', 'Log in', { next }, undefined, { kind: 'error', text });
+    }
     if (!(await verifyPassword(deps.users, user, password))) {
       deps.log.warn({ user: user.slice(0, 64) }, 'dashboard login refused');
       reply.code(401);
       return page(reply, 'login', 'Log in', { next }, undefined, { kind: 'error', text: 'Wrong user name or password.' });
     }
+    await logins.succeeded(ticket);
     const session = await sessions.create(user);
     deps.log.info({ user }, 'dashboard login');
     reply.setCookie(SESSION_COOKIE, session.id, {
@@ -166,6 +204,13 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
       sameSite: 'strict',
       secure: deps.secureCookies,
       maxAge: SESSION_TTL_SECONDS,
+    });
+    reply.setCookie(KNOWN_BROWSER_COOKIE, await logins.rememberBrowser(user, knownBrowser), {
+      path: '/login',
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: deps.secureCookies,
+      maxAge: KNOWN_BROWSER_TTL_SECONDS,
     });
     return reply.redirect(next.startsWith('/') && !next.startsWith('//') ? next : '/batches', 303);
   });
@@ -207,7 +252,8 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     if (!(DOWNLOADABLE as readonly string[]).includes(name)) return reply.code(404).send({ error: 'no such file' });
     const batch = await loadBatch(id, reply);
     if (!batch) return reply;
-    if (name === 'reconciliation.csv') await writeReconciliation(deps.ledger, id, batch.reportDir);
+    const csv = { bom: deps.csvBom };
+    if (name === 'reconciliation.csv') await writeReconciliation(deps.ledger, id, batch.reportDir, csv);
     const file = join(batch.reportDir, name as Downloadable);
     const type = name.endsWith('.csv') ? 'text/csv; charset=utf-8' : name.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/json';
     const stream = createReadStream(file);
@@ -245,13 +291,13 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     });
 
   action('approve', async (_req, s, id) => {
-    const n = await approveBatch(deps.ledger, deps.queue, id, s.user);
+    const n = await approveBatch(deps.ledger, deps.queue, id, { user: s.user });
     return `Batch approved by ${s.user}: ${n} withdrawal requests queued.`;
   });
   action('cancel', async (req, s, id) => {
     const note = String((req.body as Record<string, unknown>).note ?? '').trim() || 'cancelled from the dashboard';
-    await deps.ledger.cancelBatch(id, s.user, note);
-    await writeReport(deps.ledger, id);
+    await cancelBatch(deps.ledger, id, { user: s.user }, note);
+    await writeReport(deps.ledger, id, { bom: deps.csvBom });
     return `Batch cancelled by ${s.user}; nothing of it will be sent.`;
   });
 
@@ -267,15 +313,12 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
         const finding = body.finding === 'created' ? 'created' : body.finding === 'not_created' ? 'not_created' : undefined;
         const note = String(body.note ?? '').trim();
         if (!finding || note === '') throw new (await import('../errors.js')).CashoutError('usage', 'choose a finding and write a note');
-        await deps.ledger.resolve(id, seq, finding, s.user, note);
-        await writeReport(deps.ledger, id);
+        await resolveRequest(deps.ledger, id, seq, finding, { user: s.user }, note);
+        await writeReport(deps.ledger, id, { bom: deps.csvBom });
         deps.log.info({ user: s.user, action: 'resolve', batchId: id, seq, finding }, 'reconciliation recorded');
         await setFlash(s, 'ok', `Request ${seq}: recorded as ${finding.replace('_', ' ')} by ${s.user}.`);
       } else {
-        const job = await deps.queue.getJob(requestJobId(id, seq));
-        const state = job ? await job.getState() : 'missing';
-        if (job && state === 'failed') await job.retry('failed');
-        else if (state === 'missing') await enqueueRequests(deps.queue, id, [seq]);
+        await retryRequest(deps.ledger, deps.queue, id, seq, { user: s.user });
         deps.log.info({ user: s.user, action: 'retry', batchId: id, seq }, 'request queued again');
         await setFlash(s, 'ok', `Request ${seq} queued again; the ledger decides whether it may be sent.`);
       }
@@ -291,6 +334,12 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.render()));
   }
 
+  // No route: a read gets 404, anything else is refused like every action not allowed.
+  app.setNotFoundHandler(async (req, reply) =>
+    ['GET', 'HEAD'].includes(req.method)
+      ? reply.code(404).send({ error: 'not found' })
+      : reply.code(403).send({ error: 'no such action' }),
+  );
   await registerBullBoard(app, [deps.queue, ...(deps.otherQueues ?? [])]);
   return app;
 }

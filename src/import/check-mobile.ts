@@ -1,9 +1,12 @@
 /**
  * Mobile wallet number rule (interface doc §2.4.1: "mobile number of the receiver's wallet,
  * international format"), checked with libphonenumber-js's full metadata: the value must be
- * written in E.164 form (+ and digits), be a valid number, be of mobile type, and belong to one
- * of the configured countries (default Egypt). Never corrects the value; suggests the
- * international form when it can be derived.
+ * written in E.164 form (+ and digits) exactly as the library writes the number back, be a valid
+ * number, be of mobile type, and belong to one of the configured countries (default Egypt). For
+ * Egypt that is `+20` and exactly 10 digits (../shared/reference/egypt-payout-facts.md): the
+ * library reads `+2001001234567` (a 0 kept after +20) as `+201001234567`, but the service is sent
+ * what the file holds, so such a value is refused, not accepted as written. Never corrects the
+ * value; suggests the international form when it can be derived without guessing.
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { CountryCode } from 'libphonenumber-js/max';
@@ -76,6 +79,32 @@ function isKnownMobile(value: string, countries: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * The `mobile_invalid` issue of a value written as + and digits. When it starts with the calling
+ * code of a configured country whose metadata gives its mobile numbers' lengths, `params` say how
+ * many digits follow the code (`digits`), how many are expected (`expected`, e.g. "10") and
+ * whether a 0 follows the code (`zero`); `suggestion` is given when one plain slip explains the
+ * value and removing it leaves a valid mobile number: a national 0 kept after the country code
+ * (`+2001001234567`) or the country code written twice (`+20201001234567`).
+ */
+function invalidWritten(value: string, countries: readonly string[]): RowIssue {
+  const issue: RowIssue = { column: 'mobile_number', code: 'mobile_invalid', found: value };
+  for (const country of countries) {
+    const plan = mobilePlan(country);
+    if (!plan || plan.lengths.size === 0 || !value.startsWith(`+${plan.callingCode}`)) continue;
+    const code = plan.callingCode;
+    const national = value.slice(code.length + 1);
+    const expected = [...plan.lengths].sort((a, b) => a - b).join(' or ');
+    const params = { callingCode: code, digits: national.length, expected, zero: national.startsWith('0') };
+    const zeroKept = national.startsWith('0') ? national.slice(1) : '';
+    const codeTwice = national.startsWith(code) ? national.slice(code.length) : '';
+    const slips = [zeroKept, codeTwice];
+    const fix = slips.find((rest) => rest !== '' && isKnownMobile(`+${code}${rest}`, countries));
+    return fix === undefined ? { ...issue, params } : { ...issue, params, suggestion: `+${code}${fix}` };
+  }
+  return issue;
+}
+
 /** Checks one `mobile_number` cell; returns `undefined` when it is fine, else the issue. */
 export function checkMobile(value: string, countries: readonly string[]): RowIssue | undefined {
   // Fast path for the common case, with the same metadata the full parse uses.
@@ -89,7 +118,7 @@ export function checkMobileFully(value: string, countries: readonly string[]): R
   const found = value;
   if (/^\+\d+$/.test(value)) {
     const phone = parsePhoneNumberFromString(value);
-    if (!phone || !phone.isValid()) return { column, code: 'mobile_invalid', found };
+    if (!phone || !phone.isValid()) return invalidWritten(value, countries);
     if (!phone.country || !countries.includes(phone.country)) {
       return { column, code: 'mobile_country', found, params: { country: phone.country ?? 'an unknown country', allowed: countries.join(', ') } };
     }
@@ -97,6 +126,9 @@ export function checkMobileFully(value: string, countries: readonly string[]): R
     if (kind !== 'MOBILE' && kind !== 'FIXED_LINE_OR_MOBILE') {
       return { column, code: 'mobile_not_mobile', found, params: { kind: (kind ?? 'unknown').toLowerCase().replace(/_/g, ' ') } };
     }
+    // Valid only as the library reads it (a national 0 kept after the country code): the service
+    // would be sent other digits than the number, so the written form must be the E.164 form.
+    if (phone.number !== value) return { ...invalidWritten(value, countries), suggestion: phone.number };
     return undefined;
   }
   // Not in E.164 form: find out whether it is a recognisable mobile number written another way.

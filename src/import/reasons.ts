@@ -15,6 +15,28 @@ export function showValue(value: string | undefined): string {
   return JSON.stringify(visible.length > 60 ? `${visible.slice(0, 57)}...` : visible);
 }
 
+/**
+ * `mobile_invalid`, saying what is wrong with a number written as + and digits when the check
+ * knows it (`../import/check-mobile.ts`: digits after the country code, expected count, a 0 kept
+ * after the code): "+20 and exactly 10 digits" is the wallet rule of the README's CSV template.
+ */
+function mobileInvalid(i: RowIssue): string {
+  const base = `found ${showValue(i.found)}, which is not a valid mobile number`;
+  const code = i.params?.callingCode;
+  if (typeof code !== 'string') return `${base}, expected the international format, e.g. +201001234567`;
+  const expected = `expected +${code} and exactly ${String(i.params?.expected)} digits`;
+  const digits = Number(i.params?.digits);
+  const lengthOk = String(i.params?.expected).split(' or ').includes(String(digits));
+  if (!lengthOk) {
+    const zero = i.params?.zero === true
+      ? ', starting with 0 (the national 0 is not written after the country code)'
+      : '';
+    return `${base}: it has ${String(digits)} digits after +${code}${zero}, ${expected}`;
+  }
+  if (i.params?.zero === true) return `${base}: the national 0 is not written after +${code}, ${expected}`;
+  return `${base}, ${expected} that form a mobile number`;
+}
+
 const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
   required: () => 'is empty, a value is required',
   not_for_channel: (i) => `must be empty on a ${String(i.params?.channel)} row, found ${showValue(i.found)}, check the channel or move the value`,
@@ -33,7 +55,7 @@ const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
   amount_too_large: (i) => `found ${showValue(i.found)}, the amount has more than ${String(i.params?.maxDigits)} digits before the dot`,
   amount_over_limit: (i) => `found ${showValue(i.found)}, over the limit of EGP ${String(i.params?.limit)} per payout item (CASHOUT_MAX_ITEM_AMOUNT)`,
   mobile_not_international: (i) => `found ${showValue(i.found)}, expected the international format with + and country code, e.g. +201001234567`,
-  mobile_invalid: (i) => `found ${showValue(i.found)}, which is not a valid mobile number, expected the international format, e.g. +201001234567`,
+  mobile_invalid: mobileInvalid,
   mobile_not_mobile: (i) => `found ${showValue(i.found)}, which is a ${String(i.params?.kind ?? 'non-mobile')} number, a wallet needs a mobile number`,
   mobile_country: (i) => `found ${showValue(i.found)}, a number of ${String(i.params?.country ?? 'another country')}, wallets are accepted for ${String(i.params?.allowed)} numbers only`,
   bank_near_match: (i) => `found ${showValue(i.found)}, which differs from a supported bank name only in case, spacing or dashes, the service needs the exact name`,

@@ -1,7 +1,7 @@
 /**
  * The rules of the inbox folder, without any file-system access: which names may be taken, which
- * marker files say a file is complete, when a file has settled, and how a claim folder in
- * `processing/` is named and when it counts as abandoned.
+ * marker files say a file is complete, when a file has settled, whether its bytes end with a line
+ * break, and how a claim folder in `processing/` is named and when it counts as abandoned.
  */
 
 /** Sub-folders of the inbox that the scan owns. */
@@ -66,6 +66,47 @@ export function hasSettled(changedMs: number, nowMs: number, settleSeconds: numb
 export function staleAfterMs(settleSeconds: number): number {
   return Math.max(10 * settleSeconds * 1000, 10 * 60_000);
 }
+
+/**
+ * How long a payout file whose last line has no line break may stay so before a scan reports it
+ * (moves it to `failed/` with a note, never importing it), in ms since it last changed: the same
+ * span as `staleAfterMs`, far beyond any pause of a live writer the settle time allows for.
+ */
+export function unfinishedAfterMs(settleSeconds: number): number {
+  return staleAfterMs(settleSeconds);
+}
+
+/**
+ * What the bytes of a file say about its end (README "The scheduled inbox"):
+ * - `complete`: the last character is a line break (LF or CR, in UTF-16 too when the file starts
+ *   with a UTF-16 byte-order mark): every line, the last one included, was written to its end;
+ * - `unfinished`: the last line has no line break: a writer may have paused inside it (a cut
+ *   account number still passes the rules), so the file is not taken yet;
+ * - `empty`: no byte at all, which is how a writer's file starts;
+ * - `binary`: a NUL byte in the first bytes (and no UTF-16 byte-order mark): not text, so the rule
+ *   does not apply; the import refuses such a file as a whole, and nothing of it is queued.
+ */
+export type FileEnd = 'complete' | 'unfinished' | 'empty' | 'binary';
+
+/**
+ * Judges a file by its first bytes (`head`, up to a few KiB), its last two bytes (`tail`) and its
+ * size in bytes. UTF-16 is recognised by its byte-order mark only, as the import reads it
+ * (src/import/encoding.ts); its line break is one 2-byte code unit, LF or CR.
+ */
+export function fileEnd(head: Uint8Array, tail: Uint8Array, size: number): FileEnd {
+  if (size === 0) return 'empty';
+  const last = tail[tail.length - 1];
+  const before = tail.length >= 2 ? tail[tail.length - 2] : undefined;
+  const isBreak = (b: number | undefined) => b === 0x0a || b === 0x0d;
+  const even = size % 2 === 0;
+  if (head[0] === 0xff && head[1] === 0xfe) return even && last === 0 && isBreak(before) ? 'complete' : 'unfinished';
+  if (head[0] === 0xfe && head[1] === 0xff) return even && before === 0 && isBreak(last) ? 'complete' : 'unfinished';
+  if (head.includes(0)) return 'binary';
+  return isBreak(last) ? 'complete' : 'unfinished';
+}
+
+/** Folder inside a claim folder holding the private copy that is imported (hidden: never a payout file's name). */
+export const COPY_FOLDER = '.copy';
 
 /** A claim folder in `processing/` is named `<ms since epoch>-<pid>-<8 hex>`; one file inside. */
 const CLAIM_NAME = /^(\d{13})-(\d{1,10})-([0-9a-f]{8})$/;

@@ -7,17 +7,23 @@
  *   <inbox>/payouts.csv                      dropped by a person or a transfer job
  *   <inbox>/payouts.csv.ready                optional marker: "the file is complete" (or payouts.ready)
  *   <inbox>/processing/<claim>/payouts.csv   taken by a scan, being imported
+ *   <inbox>/processing/<claim>/.copy/payouts.csv   the private copy the import reads (deleted after)
  *   <inbox>/done/payouts.csv (+ .txt)        imported (queued, nothing to send, awaiting approval,
  *                                            or the same content was imported before)
  *   <inbox>/failed/payouts.csv (+ .txt)      not imported: invalid rows, a file-level problem,
- *                                            not a .csv file
+ *                                            not a .csv file, no final line break, changed
+ *                                            after it was taken
  *
  * Rules:
  * - A `.csv` file is taken when it has a marker (`<name>.csv.ready` or `<name>.ready`), or when it
- *   has not changed for the settle time (its modification and status-change times are both older).
- *   The marker is removed before the file is taken, so it cannot vouch for a later file of the
- *   same name. A file with another extension is taken only with a marker, and goes to `failed/`;
- *   without one it is left alone (it may be an upload still being written under a temporary name).
+ *   has not changed for the settle time (its modification and status-change times are both older),
+ *   and, either way, its last byte is a line break (`fileEnd` in inbox-rules.ts): a writer that
+ *   paused inside a line (a cut account number still passes the rules) leaves a file that is not
+ *   taken. One left without a final line break for `unfinishedAfterMs` (ten times the settle time,
+ *   at least ten minutes) is moved to `failed/` with a note and never imported. The marker is
+ *   removed before the file is taken, so it cannot vouch for a later file of the same name. A
+ *   file with another extension is taken only with a marker, and goes to `failed/`; without one
+ *   it is left alone (it may be an upload still being written under a temporary name).
  * - Never taken, only logged and left where they are: symbolic links (checked with lstat, never
  *   followed), names with a leading dot (upload tools write such temporary files), names holding
  *   a path separator, "..", control characters or more than 200 bytes, and anything not a
@@ -26,6 +32,15 @@
  *   when two scans race for a file, exactly one rename succeeds and the other scan skips it, so a
  *   file is never imported by two scans. The claim folder keeps the file's own name (which the
  *   ledger records) and can never collide with another claim.
+ * - The bytes imported are the bytes claimed: right after the claim the file is copied into
+ *   `processing/<claim>/.copy/` (hashing it, see claimed-file.ts) and the copy is imported. Just
+ *   before the batch is released (`ImportOptions.beforeRelease`), and again after the import, the claimed file
+ *   must still have the size, modification time and SHA-256 of the copy: a writer holding the file
+ *   open writes on into the claimed file. A file that changed goes to `failed/` with a note saying
+ *   how, and its batch is refused before release, so nothing of it is queued. The copy is deleted
+ *   whatever happens; a claim folder holds the claimed file only. (A file changed after the
+ *   release, in the moment between the check and the end of the import, still goes to `failed/`,
+ *   its note naming the batch queued from the bytes taken.)
  * - Moving to `done/` or `failed/` never replaces a file there: a later file of the same name
  *   becomes `payouts.2.csv` (see move-file.ts).
  * - Crash safety: a claim folder older than `staleAfterMs` (ten times the settle time, at least
@@ -43,11 +58,12 @@
  *   a scan takes it again once the claim is stale.
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import { isCashoutError, type ErrorCode } from '../errors.js';
 import {
+  COPY_FOLDER,
   INBOX_FOLDERS,
   NOTE_SUFFIX,
   claimName,
@@ -59,7 +75,9 @@ import {
   markerNames,
   nameProblem,
   staleAfterMs,
+  unfinishedAfterMs,
 } from './inbox-rules.js';
+import { changeSince, copyClaimed, readFileEnd, requireUnchanged, type ClaimedBytes } from './claimed-file.js';
 import { moveWithoutReplacing } from './move-file.js';
 
 /** What the scan needs to know of an import (an `ImportResult` fits). */
@@ -90,8 +108,12 @@ export interface ScanDeps {
   readonly inboxDir: string;
   readonly settleSeconds: number;
   readonly log: Logger;
-  /** Imports one file (throws `CashoutError` as `importBatch` does). */
-  importFile(path: string): Promise<InboxImportResult>;
+  /**
+   * Imports one file (throws `CashoutError` as `importBatch` does). The import must call
+   * `checkBeforeRelease`, when given, after reading every row and before its batch is released,
+   * and refuse the batch when it throws (`createInboxImporter` does, through `ImportOptions.beforeRelease`).
+   */
+  importFile(path: string, checkBeforeRelease?: () => Promise<void>): Promise<InboxImportResult>;
   /** Looks up the batch named by a `batch_exists` refusal. */
   existingBatch?(batchId: string): Promise<ExistingBatch | undefined>;
   /** Clock (ms since epoch); tests move it. */
@@ -122,8 +144,10 @@ export interface ScanReport {
   readonly taken: TakenFile[];
   /** Entries never taken (symbolic links, unsafe names, not a file, not a .csv), with why. */
   readonly refused: { readonly name: string; readonly reason: string }[];
-  /** Files not complete yet (no marker, changed within the settle time). */
+  /** Files not complete yet (no marker and changed within the settle time, or no final line break). */
   readonly waiting: string[];
+  /** Those of `waiting` whose last line has no line break yet (or that are empty). */
+  readonly unfinished: string[];
   /** The scan stopped early on `shouldStop`. */
   readonly stopped: boolean;
 }
@@ -167,7 +191,13 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
   const mode = (await stat(inbox)).mode & 0o777;
   for (const dir of [processingDir, doneDir, failedDir]) await mkdir(dir, { recursive: true, mode });
 
-  const report = { taken: [] as TakenFile[], refused: [] as { name: string; reason: string }[], waiting: [] as string[], stopped: false };
+  const report = {
+    taken: [] as TakenFile[],
+    refused: [] as { name: string; reason: string }[],
+    waiting: [] as string[],
+    unfinished: [] as string[],
+    stopped: false,
+  };
   const stopping = () => {
     if (deps.shouldStop?.()) report.stopped = true;
     return report.stopped;
@@ -183,31 +213,79 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
   /** Imports a file we own in `claimDir` and moves it to done/ or failed/ with its note. */
   const processClaimed = async (claimDir: string, name: string, from: TakenFile['from']): Promise<void> => {
     const path = join(claimDir, name);
-    let decided: { result: 'done' | 'failed'; outcome: string; batchId?: string; reportDir?: string; details?: readonly string[] };
-    if (!isCsvName(name)) {
-      decided = { result: 'failed', outcome: 'failed: not a .csv file; only payout CSV files (.csv) are imported' };
-    } else {
-      try {
-        decided = describeImport(await deps.importFile(path));
-      } catch (err) {
-        if (isCashoutError(err, 'batch_exists')) {
-          const batchId = String(err.context.batchId ?? '');
-          const earlier = batchId && deps.existingBatch ? await deps.existingBatch(batchId) : undefined;
-          decided = describeEarlier(batchId, earlier, typeof err.context.createdAt === 'string' ? err.context.createdAt : undefined);
-        } else if (isCashoutError(err) && FILE_ERRORS.includes(err.code)) {
-          // The message names the claimed path; the note names the file as it was dropped.
-          decided = { result: 'failed', outcome: `failed: ${err.message.split(path).join(name)}` };
+    const copyDir = join(claimDir, COPY_FOLDER);
+    let decided: Decided;
+    let claimed: ClaimedBytes | undefined;
+    try {
+      if (!isCsvName(name)) {
+        decided = { result: 'failed', outcome: 'failed: not a .csv file; only payout CSV files (.csv) are imported' };
+      } else {
+        // The copy is what gets imported: the claimed file may still be written to by its writer.
+        await rm(copyDir, { recursive: true, force: true });
+        await mkdir(copyDir, { mode: 0o700 });
+        const copy = join(copyDir, name);
+        claimed = await copyClaimed(path, copy);
+        const bytes = claimed;
+        const end = await readFileEnd(copy);
+        if (end === 'unfinished' || end === 'empty') {
+          // Still being written (it changed since the claim), or left so: never imported either way.
+          const change = await changeSince(path, bytes);
+          decided =
+            change === undefined
+              ? { result: 'failed', outcome: describeUnfinished(end, deps.settleSeconds) }
+              : describeChanged(change, undefined);
         } else {
-          const reason = (err as Error)?.message ?? String(err);
-          log.error({ file: name, err: reason, at: shown(path) }, 'inbox: import did not complete; the file stays in processing/ and a later scan takes it again');
-          report.taken.push({ name, from, result: 'retry', outcome: `not imported yet: ${reason}`, path });
-          return;
+          let released = false;
+          const checkBeforeRelease = async () => {
+            await requireUnchanged(path, name, bytes);
+            released = true;
+          };
+          try {
+            decided = describeImport(await deps.importFile(copy, checkBeforeRelease));
+          } catch (err) {
+            if (isCashoutError(err, 'file_changed')) {
+              const batchId = typeof err.context.batchId === 'string' ? err.context.batchId : undefined;
+              decided = describeChanged(String(err.context.change ?? err.message), batchId);
+            } else if (isCashoutError(err, 'batch_exists')) {
+              const batchId = String(err.context.batchId ?? '');
+              const earlier = batchId && deps.existingBatch ? await deps.existingBatch(batchId) : undefined;
+              const createdAt = typeof err.context.createdAt === 'string' ? err.context.createdAt : undefined;
+              decided = describeEarlier(batchId, earlier, createdAt);
+            } else if (isCashoutError(err) && FILE_ERRORS.includes(err.code)) {
+              // The message names the copy's path; the note names the file as it was dropped.
+              const message = err.message.split(copy).join(name).split(path).join(name);
+              decided = { result: 'failed', outcome: `failed: ${message}` };
+            } else {
+              const reason = (err as Error)?.message ?? String(err);
+              log.error(
+                { file: name, err: reason, at: shown(path) },
+                'inbox: import did not complete; the file stays in processing/ and a later scan takes it again',
+              );
+              report.taken.push({ name, from, result: 'retry', outcome: `not imported yet: ${reason}`, path });
+              return;
+            }
+          }
+          // Checked again after the import, whatever its outcome: the note must not call a file
+          // imported whose bytes are not the bytes read.
+          if (decided.changed !== true) {
+            const change = await changeSince(path, bytes);
+            if (change !== undefined) {
+              const before = decided;
+              decided = released
+                ? describeChangedAfterRelease(change, before)
+                : describeChanged(change, before.batchId);
+            }
+          }
         }
       }
+    } finally {
+      await rm(copyDir, { recursive: true, force: true });
     }
     const dest = await moveWithoutReplacing(path, decided.result === 'done' ? doneDir : failedDir, name);
     try {
-      await writeFile(`${dest}${NOTE_SUFFIX}`, formatNote({ name, from, ...decided, time: new Date(now()).toISOString() }));
+      const taken = claimed ? { bytes: claimed.size, sha256: claimed.sha256 } : {};
+      const time = new Date(now()).toISOString();
+      await writeFile(`${dest}${NOTE_SUFFIX}`, formatNote({ name, from, ...decided, ...taken, time }));
     } catch (err) {
       log.error({ file: name, err: (err as Error).message }, 'inbox: the note could not be written');
     }
@@ -256,6 +334,8 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
           if (errno(err) === 'ENOENT') return;
           throw err;
         }
+        // A copy left by the interrupted scan is ours: it is made again from the claimed file.
+        await rm(join(mine, COPY_FOLDER), { recursive: true, force: true });
         const inside = await readdir(mine);
         if (inside.length === 0) {
           await rmdir(mine).catch(() => undefined);
@@ -311,6 +391,20 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
         log.debug({ file: name }, 'inbox: file changed within the settle time; waiting');
         return;
       }
+      if (isCsvName(name)) {
+        const gone = (err: unknown) => (errno(err) === 'ENOENT' ? undefined : Promise.reject(err));
+        const end = await readFileEnd(p).catch(gone);
+        if (end === undefined) return; // taken by another scan meanwhile
+        // Without a final line break a writer may be inside the last line: wait, and report the
+        // file (claimed below, then failed/ with a note) once it has stayed so for a long time.
+        const reportAfterSeconds = unfinishedAfterMs(deps.settleSeconds) / 1000;
+        if ((end === 'unfinished' || end === 'empty') && !hasSettled(lastChangeMs(st), now(), reportAfterSeconds)) {
+          report.waiting.push(name);
+          report.unfinished.push(name);
+          log.info({ file: name, end }, 'inbox: file does not end with a line break yet; waiting');
+          return;
+        }
+      }
       // The marker goes first: left behind, it would vouch for a later, incomplete file of the same name.
       for (const m of markers) await unlink(join(inbox, m)).catch((err: unknown) => (errno(err) === 'ENOENT' ? undefined : Promise.reject(err)));
       const mine = newClaimDir();
@@ -330,6 +424,56 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
     });
   }
   return report;
+}
+
+/** Where a taken file goes and what its note says. `changed`: the file changed after it was taken. */
+interface Decided {
+  readonly result: 'done' | 'failed';
+  readonly outcome: string;
+  readonly batchId?: string;
+  readonly reportDir?: string;
+  readonly details?: readonly string[];
+  readonly changed?: boolean;
+}
+
+/** The outcome of a file whose last line has no line break, or that is empty (`fileEnd`). */
+function describeUnfinished(end: 'unfinished' | 'empty', settleSeconds: number): string {
+  const minutes = Math.round(unfinishedAfterMs(settleSeconds) / 60_000);
+  const what =
+    end === 'empty'
+      ? 'the file is empty'
+      : 'the file does not end with a line break, so its last line may be cut short ' +
+        '(a writer may have stopped inside it)';
+  return (
+    `not imported: ${what}, and it was not completed within ${minutes} minutes; nothing of it was queued. ` +
+    'If the file is complete, end its last line with a line break and drop it in the inbox again'
+  );
+}
+
+/** The outcome of a file that changed after it was taken, before its batch was released (or with no batch). */
+function describeChanged(change: string, batchId: string | undefined): Decided {
+  return {
+    result: 'failed',
+    changed: true,
+    ...(batchId ? { batchId } : {}),
+    outcome:
+      `not imported: the file changed after it was taken (${change}), so the rows read are not the file's rows; ` +
+      `nothing of it was queued${batchId ? ` (batch ${batchId} was refused before release)` : ''}. ` +
+      'Drop the complete file in the inbox again once its writer has finished',
+  };
+}
+
+/** The outcome of a file that changed after its batch (imported from the bytes taken) was released. */
+function describeChangedAfterRelease(change: string, imported: Decided): Decided {
+  return {
+    ...imported,
+    result: 'failed',
+    changed: true,
+    outcome:
+      `imported from the bytes taken, but the file changed after its batch was released (${change}): ` +
+      `${imported.outcome}. ` +
+      `Whatever was written to the file since is not imported: check the file against batch ${imported.batchId ?? ''}`,
+  };
 }
 
 /** The outcome of an import that returned. */
@@ -390,6 +534,9 @@ export function formatNote(n: {
   batchId?: string;
   reportDir?: string;
   details?: readonly string[];
+  /** Size in bytes and SHA-256 of the bytes taken (the copy imported), when the file was copied. */
+  bytes?: number;
+  sha256?: string;
   time: string;
 }): string {
   const lines = [
@@ -397,6 +544,7 @@ export function formatNote(n: {
     `batch: ${n.batchId ?? 'none'}`,
     `outcome: ${n.outcome}`,
     `report: ${n.reportDir ?? 'none'}`,
+    ...(n.sha256 === undefined ? [] : [`bytes: ${String(n.bytes)}`, `sha256: ${n.sha256}`]),
     `time: ${n.time}`,
   ];
   if (n.from === 'processing') lines.push('taken from: processing/ (an earlier scan took it and did not finish)');

@@ -13,6 +13,8 @@ export async function connectRedis(url: string, opts: { forWorker?: boolean; con
     lazyConnect: true,
     connectTimeout: opts.connectTimeoutMs ?? 5_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
+    // After `disconnect()`, a socket Redis does not close (a hung server) is destroyed this soon.
+    disconnectTimeout: 500,
   });
   redis.on('error', () => undefined);
   const safeUrl = url.replace(/\/\/[^@/]*@/, '//***@');

@@ -3,7 +3,10 @@
  * with =, +, -, @, tab or carriage return) is neutralised with a leading apostrophe, except values
  * that are plainly numbers or phone numbers ("+201001234567", "-5.00"), which stay readable as they
  * are. Files are written owner-only (they hold personal data) to a temporary name and renamed
- * into place, so a reader never sees half a report.
+ * into place, so a reader never sees half a report. Every file starts with a UTF-8 byte-order mark
+ * unless told otherwise (`CASHOUT_CSV_BOM`): without it Excel reads the file in the system's legacy
+ * code page and Arabic names come out garbled. Whatever reads these files back must drop the mark
+ * (csv-parse: `bom: true`) so that it never becomes part of the first column's name.
  */
 import { createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
@@ -19,6 +22,12 @@ export function neutraliseCell(value: string): string {
   return FORMULA_START.test(value) && !PLAIN_NUMBER.test(value) ? `'${value}` : value;
 }
 
+/** How a CSV file is written. */
+export interface CsvOutOptions {
+  /** Start the file with a UTF-8 byte-order mark (the `CASHOUT_CSV_BOM` setting). Default true. */
+  readonly bom?: boolean | undefined;
+}
+
 /** A CSV file being written row by row. */
 export interface CsvOut {
   /**
@@ -30,11 +39,11 @@ export interface CsvOut {
   close(): Promise<void>;
 }
 
-/** Opens `path` for writing (owner-only) with the given header row. */
-export function openCsvOut(path: string, header: readonly string[]): CsvOut {
+/** Opens `path` for writing (owner-only) with the given header row; with a byte-order mark unless `bom: false`. */
+export function openCsvOut(path: string, header: readonly string[], options: CsvOutOptions = {}): CsvOut {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const file = createWriteStream(tmp, { mode: 0o600 });
-  const csv = stringify({ record_delimiter: 'unix' });
+  const csv = stringify({ record_delimiter: 'unix', bom: options.bom !== false });
   csv.pipe(file);
   /** Settles when the rows written so far have been taken; undefined when nothing waits. */
   let waiting: Promise<void> | undefined;

@@ -34,7 +34,7 @@ export interface AttentionRow {
 
 /** One step of the batch's approval story (the ledger's approval events). */
 export interface ApprovalEntry {
-  action: 'imported' | 'approval_required' | 'approved' | 'cancelled' | 'expired';
+  action: 'imported' | 'approval_required' | 'approved' | 'cancelled' | 'expired' | 'pay_again' | 'retried';
   by: string;
   at: string;
   note?: string;
@@ -77,6 +77,8 @@ const APPROVAL_LABELS: Record<ApprovalEntry['action'], string> = {
   approved: 'approved',
   cancelled: 'cancelled',
   expired: 'expired',
+  pay_again: 'payees paid again on purpose',
+  retried: 'request retried',
 };
 
 /**

@@ -5,10 +5,10 @@
  * the file is owner-only, like every report); the console listing masks numbers.
  */
 import { join } from 'node:path';
-import type { Ledger, LedgerRequest } from '../submit/ledger.js';
+import type { Ledger, LedgerRequest } from '../ledger/index.js';
 import { formatPiasters } from '../money.js';
 import { maskNumber } from '../mask.js';
-import { openCsvOut } from './csv-out.js';
+import { openCsvOut, type CsvOutOptions } from './csv-out.js';
 
 /** File name of the reconciliation list. */
 export const RECONCILIATION_FILE = 'reconciliation.csv';
@@ -40,11 +40,19 @@ export async function requestsInState(ledger: Ledger, batchId: string, states: r
   return out;
 }
 
-/** Writes reconciliation.csv for the batch's unknown requests; returns them and a masked text listing. */
-export async function writeReconciliation(ledger: Ledger, batchId: string, reportDir: string): Promise<{ requests: LedgerRequest[]; text: string; path: string }> {
+/**
+ * Writes reconciliation.csv for the batch's unknown requests; returns them and a masked text listing.
+ * `csv` says how the file is written (its byte-order mark: `Config.csvBom`).
+ */
+export async function writeReconciliation(
+  ledger: Ledger,
+  batchId: string,
+  reportDir: string,
+  csv: CsvOutOptions = {},
+): Promise<{ requests: LedgerRequest[]; text: string; path: string }> {
   const requests = await requestsInState(ledger, batchId, ['unknown']);
   const path = join(reportDir, RECONCILIATION_FILE);
-  const out = openCsvOut(path, RECONCILIATION_COLUMNS);
+  const out = openCsvOut(path, RECONCILIATION_COLUMNS, csv);
   const lines: string[] = [];
   for (const r of requests) {
     lines.push(

@@ -1,7 +1,7 @@
 /**
  * Ledger + input → report. `results.csv` has one row per data row of the input, in input order,
  * each with exactly one status; it is written by streaming the batch's copy of the input again and
- * joining each row with its outcome (invalid rows from `invalid-rows.jsonl`, the others from their
+ * joining each row with its outcome (invalid rows from `row-notes.jsonl`, the others from their
  * withdrawal request in the ledger), so no per-row map is held. `summary.json` gives counts and
  * EGP totals (decimal strings) per status and per channel. Can be rerun at any time.
  */
@@ -14,9 +14,9 @@ import { readRecords } from '../import/read-rows.js';
 import { describeIssues } from '../import/reasons.js';
 import { AMOUNT_PATTERN, formatPiasters, toPiasters } from '../money.js';
 import { CashoutError } from '../errors.js';
-import type { ApprovalEvent, BatchRecord, Ledger, LedgerRequest } from '../submit/ledger.js';
+import type { ApprovalEvent, BatchRecord, Ledger, LedgerRequest } from '../ledger/index.js';
 import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
-import { openCsvOut } from './csv-out.js';
+import { openCsvOut, type CsvOutOptions } from './csv-out.js';
 import { ATTENTION_LIMIT, ATTENTION_STATUSES, renderSummaryHtml, type AttentionRow } from './summary-html.js';
 import { randomBytes } from 'node:crypto';
 
@@ -128,17 +128,18 @@ function emptyTallies(): Record<RowStatus, Tally> {
 
 /**
  * Writes results.csv and summary.json for a batch into its report folder and returns the summary.
+ * `csv` says how results.csv is written (its byte-order mark: `Config.csvBom`).
  * Throws `CashoutError('batch_not_found')` for an unknown batch id.
  */
-export async function writeReport(ledger: Ledger, batchId: string): Promise<ReportSummary> {
+export async function writeReport(ledger: Ledger, batchId: string, csv: CsvOutOptions = {}): Promise<ReportSummary> {
   const batch = await ledger.getBatch(batchId);
   if (!batch) throw new CashoutError('batch_not_found', `no batch ${batchId} in the ledger`, { batchId });
-  return writeReportFor(ledger, batch);
+  return writeReportFor(ledger, batch, csv);
 }
 
-async function writeReportFor(ledger: Ledger, batch: BatchRecord): Promise<ReportSummary> {
+async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOptions): Promise<ReportSummary> {
   const dir = batch.reportDir;
-  const out = openCsvOut(join(dir, BATCH_FILES.results), RESULT_COLUMNS);
+  const out = openCsvOut(join(dir, BATCH_FILES.results), RESULT_COLUMNS, csv);
   const notes = readNotes(join(dir, BATCH_FILES.notes))[Symbol.asyncIterator]();
   let nextNote = await notes.next();
   // Sums in piasters per tally; the decimal strings are written once, at the end.

@@ -11,6 +11,10 @@ import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
 import type { BankList } from '../contract/supported-banks.js';
 import { AMOUNT_PATTERN } from '../money.js';
 import { checkMobile } from '../import/check-mobile.js';
+import type { FieldErrors } from './answers.js';
+import { SANDBOX_ASSUMPTIONS } from './assumptions.js';
+
+export type { FieldErrors } from './answers.js';
 
 /**
  * True when `value` is a valid phone number in international format by libphonenumber-js's full
@@ -18,7 +22,7 @@ import { checkMobile } from '../import/check-mobile.js';
  * metadata, proven equal to the full parse) is valid without a second parse; anything else is
  * parsed in full. Only the speed differs, not the answer.
  */
-function isValidInternational(value: string): boolean {
+export function isValidInternational(value: string): boolean {
   if (checkMobile(value, ['EG']) === undefined) return true;
   const phone = parsePhoneNumberFromString(value);
   return phone !== undefined && phone.isValid();
@@ -26,8 +30,10 @@ function isValidInternational(value: string): boolean {
 
 const NON_ZERO_DIGIT = /[1-9]/;
 
-/** Map from a Laravel-style field name to one reason text (interface doc §7 `errors`). */
-export type FieldErrors = Record<string, string>;
+/** True when an amount already matching `NN.NN` is above zero: some digit is not 0 (our assumption `zeroAmount`). */
+export function isAboveZero(amount: string): boolean {
+  return NON_ZERO_DIGIT.test(amount);
+}
 
 /** Outcome of `validateWithdrawalBody`: the body typed as the contract when there is no problem. */
 export type BodyCheck = { ok: true; body: WithdrawalRequestBody } | { ok: false; errors: FieldErrors };
@@ -59,9 +65,7 @@ function fieldProblem(field: string, value: unknown, banks: BankList): string | 
     case 'amount':
       // §2.4.1/§2.4.2: decimal with two decimal places; a payout of nothing is not a payout.
       if (!AMOUNT_PATTERN.test(value)) return `The ${KEY} field must be a decimal with exactly two decimal places (NN.NN).`;
-      // Digits, a dot and two digits: above zero exactly when some digit is not 0.
-      if (!NON_ZERO_DIGIT.test(value)) return `The ${KEY} field must be greater than 0.`;
-      return undefined;
+      return isAboveZero(value) ? undefined : SANDBOX_ASSUMPTIONS.zeroAmount.text.replace(':attribute', KEY);
     case 'type':
       return (TRANSFER_TYPES as readonly string[]).includes(value) ? undefined : `The selected ${KEY} is invalid (TRANSFER or REFUND).`;
     case 'mobile_number': {
@@ -104,7 +108,7 @@ function checkItems(name: ArrayKey, items: readonly unknown[], banks: BankList, 
 export function validateWithdrawalBody(body: unknown, banks: BankList): BodyCheck {
   const errors: FieldErrors = {};
   if (!isPlainObject(body)) {
-    return { ok: false, errors: { body: 'The request body must be a JSON object.' } };
+    return { ok: false, errors: { body: SANDBOX_ASSUMPTIONS.notAnObject.text } };
   }
   const present = (k: ArrayKey): unknown => body[k];
   const nonEmpty = ARRAYS.filter((k) => {
@@ -116,9 +120,8 @@ export function validateWithdrawalBody(body: unknown, banks: BankList): BodyChec
     const other = k === 'mobile_wallets' ? 'bank_accounts' : 'mobile_wallets';
     if (v !== undefined && !Array.isArray(v)) errors[k] = `The ${k} field must be an array.`;
     else if (nonEmpty.length === 0) {
-      errors[k] = v === undefined
-        ? `The ${k} field is required when ${other} is not present.`
-        : `The ${k} field must have at least 1 item when ${other} has none.`;
+      const text = v === undefined ? SANDBOX_ASSUMPTIONS.noItems.text : SANDBOX_ASSUMPTIONS.emptyItems.text;
+      errors[k] = text.replace(':attribute', k).replace(':other', other);
     }
   }
   for (const k of nonEmpty) checkItems(k, present(k) as unknown[], banks, errors);

@@ -1,11 +1,14 @@
 /**
- * Local sandbox standing in for the payment service's staging environment, for the cashout
- * endpoint only (`POST /api/v1/merchant/withdrawal`, interface doc §2.4, §2.5, §4, §5.1, §7).
- * It checks the bearer token, validates like the service, records every withdrawal request it
- * creates in an in-memory ledger, and can inject faults (`./faults.ts`). Test-only admin
- * endpoints under `/__sandbox/` expose the ledger and change the faults at run time.
+ * Local sandbox standing in for the payment service's staging environment, for the whole interface
+ * document: the cashout endpoint (`POST /api/v1/merchant/withdrawal`, interface doc §2.4, §2.5),
+ * the card charge endpoint (`POST /api/v1/charge/card`, §2.1-2.3, §5.2; `./charge-routes.ts`) and
+ * the OTP dialog's script with its dialog (§4, §6.1; `./otp-routes.ts`). Both POST endpoints check
+ * the bearer token (§5.1), validate like the service and answer failures in the §7 layout; it
+ * records what they create in memory, and can inject faults (`./faults.ts`). What the document does
+ * not show is answered from one labelled table of assumptions (`./assumptions.ts`). Test-only
+ * admin endpoints under `/__sandbox/` expose what was created and change the faults at run time.
  */
-import { timingSafeEqual, randomInt } from 'node:crypto';
+import { randomBytes, timingSafeEqual, randomInt } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,9 +19,15 @@ import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
 import type { BankList } from '../contract/supported-banks.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { mulberry32, parseFaultConfig, pickFault, pickLatency } from './faults.js';
-import type { FaultConfig } from './faults.js';
+import type { FaultConfig, FaultKind } from './faults.js';
 import { validateWithdrawalBody } from './item-rules.js';
-import type { FieldErrors } from './item-rules.js';
+import { failureBody as failure, invalidBody as invalid, readJsonBody as jsonBody, type FieldErrors } from './answers.js';
+import { SANDBOX_ASSUMPTIONS } from './assumptions.js';
+import { createChargeDesk, type SandboxCharge } from './charge-desk.js';
+import { registerChargeRoutes, type EndpointKit } from './charge-routes.js';
+import type { SandboxMerchant } from './charge-rules.js';
+import { registerOtpRoutes } from './otp-routes.js';
+import { DEFAULT_TEST_CARDS, type TestCard } from './test-cards.js';
 
 /** Options of `startSandbox`. */
 export interface SandboxOptions {
@@ -36,6 +45,12 @@ export interface SandboxOptions {
   bodyLimitBytes?: number;
   /** fastify `logger` option; default false. */
   logger?: false | object;
+  /** Merchant code the charge signature is checked with (interface doc §5.2); default a random one (`Sandbox.merchant`). */
+  merchantCode?: string;
+  /** Hash key the charge signature is checked with (interface doc §5.2); default a random one (`Sandbox.merchant`). */
+  hashKey?: string;
+  /** The test cards (`./test-cards.ts`); default `DEFAULT_TEST_CARDS`. */
+  testCards?: readonly TestCard[];
 }
 
 /** One withdrawal request the sandbox created: `id` counts from 1, `created_at` is ISO 8601 UTC, `body` as received. */
@@ -55,6 +70,14 @@ export interface Sandbox {
   setFaults(f: FaultConfig): void;
   /** Number of `POST /api/v1/merchant/withdrawal` requests received, whatever their outcome. */
   received(): number;
+  /** The card charges recorded so far, oldest first (last four digits of the card only). */
+  charges(): readonly SandboxCharge[];
+  /** Number of `POST /api/v1/charge/card` requests received, whatever their outcome. */
+  chargesReceived(): number;
+  /** The merchant code and hash key charges must be signed with (interface doc §5.2). */
+  readonly merchant: SandboxMerchant;
+  /** The test cards in use. */
+  readonly testCards: readonly TestCard[];
   /** Stops listening and destroys every open connection, hanging ones included. */
   close(): Promise<void>;
 }
@@ -62,22 +85,9 @@ export interface Sandbox {
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** Success text of §2.5 (`status_description` and `message`). */
-const CREATED_TEXT = 'Withdrawal request created successfully';
-/** Failure text of §7 (`message` and `status_description`). */
-const INVALID_TEXT = 'The given data was invalid.';
-
-function failure(status: number, text: string, errors?: FieldErrors): Record<string, unknown> {
-  const body: Record<string, unknown> = { success: false, status_code: status, message: text, status_description: text };
-  if (errors) body.errors = errors;
-  return body;
-}
-
-/** §7 validation failure body. */
-function invalid(errors: FieldErrors): Record<string, unknown> {
-  return { success: false, message: INVALID_TEXT, status_code: 422, status_description: INVALID_TEXT, errors };
-}
-
-const UNAUTHENTICATED = failure(401, 'Unauthenticated.');
+const CREATED_TEXT = SANDBOX_ASSUMPTIONS.withdrawalCreatedText.text;
+const A = SANDBOX_ASSUMPTIONS;
+const UNAUTHENTICATED = failure(A.unauthenticated.status, A.unauthenticated.text);
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
@@ -91,11 +101,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The media type of a Content-Type header, lower-cased, without parameters. */
-function mediaType(header: string | undefined): string {
-  return (header ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-}
-
 /**
  * Starts a sandbox and resolves once it listens. Behaviour of `POST /api/v1/merchant/withdrawal`:
  * - `Authorization` must be exactly `Bearer <token>` (§5.1), else 401 JSON; nothing created.
@@ -107,8 +112,10 @@ function mediaType(header: string | undefined): string {
  * - Validation per §2.4 (`./item-rules.ts`); any problem gives 422 (§7) and nothing is created.
  * - Otherwise one ledger entry is created and the answer is 200 with the §2.5 body, unless a
  *   creating fault (createThenReset, malformed200, createThen500) spoils the answer.
+ * `POST /api/v1/charge/card` answers the same way (token, latency, faults, §7 layout), see
+ * `./charge-routes.ts`; the OTP dialog's script, dialog and a demo page: `./otp-routes.ts`.
  * Admin endpoints (no token on loopback; the same bearer token on any other host):
- * `GET /__sandbox/ledger`, `PUT /__sandbox/faults`, `POST /__sandbox/reset`.
+ * `GET /__sandbox/ledger`, `GET /__sandbox/charges`, `PUT /__sandbox/faults`, `POST /__sandbox/reset`.
  * Throws `CashoutError('config_invalid')` on an empty token or a bad fault configuration.
  */
 export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
@@ -133,6 +140,13 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const entries = (): SandboxLedgerEntry[] =>
     ledger.map((c) => (c.entry ??= deepFreeze({ id: c.id, created_at: c.created_at, body: JSON.parse(c.raw.toString('utf8')) as WithdrawalRequestBody })));
   let receivedCount = 0;
+  let chargeCount = 0;
+  const merchant: SandboxMerchant = Object.freeze({
+    code: opts.merchantCode ?? `SANDBOX${randomBytes(4).toString('hex').toUpperCase()}`,
+    hashKey: opts.hashKey ?? randomBytes(16).toString('hex'),
+  });
+  const testCards = opts.testCards ?? DEFAULT_TEST_CARDS;
+  const desk = createChargeDesk(testCards);
   let faults: FaultConfig = {};
   let faultRand: () => number = Math.random;
   let auxRand: () => number = Math.random;
@@ -187,100 +201,111 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   app.setErrorHandler((error: FastifyError, _req, reply) => {
     const status = error.statusCode ?? 500;
     if (status === 413) {
-      const text = 'The request body is too large.';
+      const text = A.bodyTooLarge.text;
       return reply.code(413).send(failure(413, text, { body: text }));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(422).send(invalid({ body: 'The request body must be JSON sent as Content-Type: application/json.' }));
+      return reply.code(422).send(invalid({ body: A.notJson.text }));
     }
     if (status >= 400 && status < 500) return reply.code(status).send(failure(status, error.message));
     reply.log.error({ err: error }, 'sandbox error');
-    return reply.code(500).send(failure(500, 'Server Error'));
+    return reply.code(500).send(failure(500, A.serverError.text));
   });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send(failure(404, 'Not Found')));
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send(failure(404, A.notFound.text)));
 
-  /** Reads the raw body as JSON; undefined value with an error text when it is not. */
-  const jsonBody = (req: FastifyRequest): { ok: true; value: unknown } | { ok: false; reason: string } => {
-    if (mediaType(req.headers['content-type']) !== 'application/json') {
-      return { ok: false, reason: 'The request body must be JSON sent as Content-Type: application/json.' };
-    }
-    const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-    try {
-      return { ok: true, value: JSON.parse(raw) as unknown };
-    } catch {
-      return { ok: false, reason: 'The request body must be valid JSON.' };
+  /** An `onRequest` hook of a POST endpoint: notes the arrival, counts it, and checks the token (§5.1). */
+  const arrive = (count: () => void) => async (req: FastifyRequest, reply: FastifyReply) => {
+    arrivals.set(req, performance.now());
+    count();
+    if (!authorized(req.headers.authorization)) return reply.code(401).send(UNAUTHENTICATED);
+  };
+
+  /**
+   * Starts a request's latency, counted from its arrival; the returned function resolves once it
+   * has passed, true unless the sandbox is closing (then the caller holds the socket, which is
+   * destroyed). The body is read and checked while it runs: a service's own work is part of its
+   * latency, and requests arriving together are not delayed by each other's checks. What is
+   * answered, and in which order the checks apply, is decided after it.
+   */
+  const startLatency = (req: FastifyRequest): (() => Promise<boolean>) => {
+    const arrived = arrivals.get(req) ?? performance.now();
+    const delay = Math.max(0, pickLatency(faults, auxRand) - (performance.now() - arrived));
+    const waited = delay > 0 ? sleep(delay, undefined, { signal: closeSignal.signal }).then(() => true, () => false) : undefined;
+    return async () => (waited ? await waited : true) && !closing;
+  };
+
+  /** Answers a fault that creates nothing (500, 503, 429); undefined for any other kind. */
+  const nonCreatingFault = (kind: FaultKind | 'none', reply: FastifyReply): FastifyReply | undefined => {
+    switch (kind) {
+      case 'http500':
+        return reply.code(500).send(failure(500, A.serverError.text));
+      case 'http503':
+        return reply.code(503).send(failure(503, A.unavailable.text));
+      case 'http429':
+        return reply
+          .code(429)
+          .header('retry-after', String(faults.retryAfterSeconds ?? 1))
+          .send(failure(429, A.tooManyAttempts.text));
+      default:
+        return undefined;
     }
   };
 
-  app.post(
-    WITHDRAWAL_PATH,
-    {
-      onRequest: async (req, reply) => {
-        arrivals.set(req, performance.now());
-        receivedCount += 1;
-        if (!authorized(req.headers.authorization)) return reply.code(401).send(UNAUTHENTICATED);
-      },
-    },
-    async (req, reply) => {
-      const kind = pickFault(faults, faultRand);
-      if (kind === 'hang') return hold(req, reply);
-      // The latency counts from the request's arrival, and the body is read and checked while it
-      // runs: a service's own work is part of its latency, and requests arriving together are not
-      // delayed by each other's checks. What is answered, and in which order the checks apply, is
-      // decided after it.
-      const arrived = arrivals.get(req) ?? performance.now();
-      const delay = Math.max(0, pickLatency(faults, auxRand) - (performance.now() - arrived));
-      const waited = delay > 0 ? sleep(delay, undefined, { signal: closeSignal.signal }).then(() => true, () => false) : undefined;
-      const parsed = jsonBody(req);
-      const check = parsed.ok ? validateWithdrawalBody(parsed.value, banks) : undefined;
-      if (waited && !(await waited)) return hold(req, reply); // closing: the socket is destroyed
-      if (closing) return hold(req, reply);
-
-      switch (kind) {
-        case 'http500':
-          return reply.code(500).send(failure(500, 'Server Error'));
-        case 'http503':
-          return reply.code(503).send(failure(503, 'Service Unavailable'));
-        case 'http429':
-          return reply
-            .code(429)
-            .header('retry-after', String(faults.retryAfterSeconds ?? 1))
-            .send(failure(429, 'Too Many Attempts.'));
-        default:
-          break;
+  /** Answers something just created: `status` with `body`, unless a creating fault spoils the answer. */
+  const createdAnswer = (kind: FaultKind | 'none', req: FastifyRequest, reply: FastifyReply, status: number, body: object): FastifyReply => {
+    switch (kind) {
+      case 'createThenReset': {
+        reply.hijack();
+        const socket = req.raw.socket;
+        if (typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+        else socket.destroy();
+        return reply;
       }
-
-      if (!parsed.ok) return reply.code(422).send(invalid({ body: parsed.reason }));
-      if (!check?.ok) return reply.code(422).send(invalid(check?.errors ?? {}));
-
-      // What was checked is exactly these bytes (the body is read from them when the ledger is read).
-      // (A copy: the received buffer may share memory with others.)
-      ledger.push({ id: nextId++, created_at: new Date().toISOString(), raw: Buffer.from(req.body as Buffer) });
-
-      switch (kind) {
-        case 'createThenReset': {
-          reply.hijack();
-          const socket = req.raw.socket;
-          if (typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
-          else socket.destroy();
-          return reply;
-        }
-        case 'malformed200': {
-          const truncated = auxRand() < 0.5;
-          return reply
-            .code(200)
-            .type('application/json')
-            .send(truncated ? `{"success":true,"status_code":200,"status_desc` : '{"ok":1}');
-        }
-        case 'createThen500':
-          return reply.code(500).send(failure(500, 'Server Error'));
-        default:
-          return reply
-            .code(200)
-            .send({ success: true, status_code: 200, status_description: CREATED_TEXT, message: CREATED_TEXT });
+      case 'malformed200': {
+        const truncated = auxRand() < 0.5;
+        return reply
+          .code(200)
+          .type('application/json')
+          .send(truncated ? `{"success":true,"status_code":200,"status_desc` : '{"ok":1}');
       }
-    },
-  );
+      case 'createThen500':
+        return reply.code(500).send(failure(500, A.serverError.text));
+      default:
+        return reply.code(status).send(body);
+    }
+  };
+
+  app.post(WITHDRAWAL_PATH, { onRequest: arrive(() => (receivedCount += 1)) }, async (req, reply) => {
+    const kind = pickFault(faults, faultRand);
+    if (kind === 'hang') return hold(req, reply);
+    const waited = startLatency(req);
+    const parsed = jsonBody(req);
+    const check = parsed.ok ? validateWithdrawalBody(parsed.value, banks) : undefined;
+    if (!(await waited())) return hold(req, reply); // closing: the socket is destroyed
+
+    const faulted = nonCreatingFault(kind, reply);
+    if (faulted) return faulted;
+
+    if (!parsed.ok) return reply.code(422).send(invalid({ body: parsed.reason }));
+    if (!check?.ok) return reply.code(422).send(invalid(check?.errors ?? {}));
+
+    // What was checked is exactly these bytes (the body is read from them when the ledger is read).
+    // (A copy: the received buffer may share memory with others.)
+    ledger.push({ id: nextId++, created_at: new Date().toISOString(), raw: Buffer.from(req.body as Buffer) });
+
+    return createdAnswer(kind, req, reply, 200, { success: true, status_code: 200, status_description: CREATED_TEXT, message: CREATED_TEXT });
+  });
+
+  const kit: EndpointKit = {
+    arrive: arrive(() => (chargeCount += 1)),
+    nextFault: () => pickFault(faults, faultRand),
+    hold,
+    startLatency,
+    nonCreatingFault,
+    createdAnswer,
+  };
+  registerChargeRoutes(app, kit, { desk, merchant });
+  registerOtpRoutes(app, { desk });
 
   // Test-only admin endpoints.
   const adminGuard = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -288,6 +313,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   };
 
   app.get('/__sandbox/ledger', { onRequest: adminGuard }, async () => ({ requests: entries(), received: receivedCount }));
+
+  app.get('/__sandbox/charges', { onRequest: adminGuard }, async () => ({ charges: desk.list(), received: chargeCount }));
 
   app.put('/__sandbox/faults', { onRequest: adminGuard }, async (req, reply) => {
     const parsed = jsonBody(req);
@@ -307,6 +334,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     ledger = [];
     nextId = 1;
     receivedCount = 0;
+    desk.reset();
+    chargeCount = 0;
     applyFaults(faults);
     return { ok: true };
   });
@@ -323,6 +352,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       applyFaults(f);
     },
     received: () => receivedCount,
+    charges: () => desk.list(),
+    chargesReceived: () => chargeCount,
+    merchant,
+    testCards,
     close: () => {
       closed ??= (async () => {
         closing = true;

@@ -5,7 +5,9 @@
  * Proven "nothing was created" — and so safe to send again — are only:
  *  - an error raised before the request was written (connection refused, DNS failure, connect
  *    timeout, TLS failure);
- *  - HTTP 422, which the interface doc §7 rule 1 says creates nothing.
+ *  - HTTP 422, which the interface doc §7 rule 1 says creates nothing;
+ *  - HTTP 200 whose body is the §7 failure with `status_code: 422`: §7 says clients check the
+ *    body's `status_code`, so such an answer is the same rejection (on both endpoints).
  * Everything else that is not a §2.5 success is an unknown outcome: the request may or may not have
  * been created, and it is parked for a person, never sent again by itself.
  *
@@ -15,10 +17,21 @@
 import { ValidationFailure, WithdrawalCreated } from '../contract/withdrawal-api.js';
 import type { HttpResult } from './payment-client.js';
 
+/**
+ * A refusal that created nothing (interface doc §7 rule 1): HTTP 422, or HTTP 200 with the §7 body
+ * whose `status_code` is 422. `errors` maps each §7 key to its reason texts.
+ */
+export interface Rejected {
+  readonly kind: 'rejected';
+  readonly httpStatus: 200 | 422;
+  readonly message: string;
+  readonly errors: Readonly<Record<string, readonly string[]>>;
+}
+
 /** What a result means. */
 export type Classified =
   | { readonly kind: 'created'; readonly httpStatus: number; readonly message: string }
-  | { readonly kind: 'rejected'; readonly httpStatus: 422; readonly message: string; readonly errors: Readonly<Record<string, readonly string[]>> }
+  | Rejected
   | {
       readonly kind: 'not_sent';
       readonly reason: 'connect' | 'rate_limited' | 'auth';
@@ -29,9 +42,9 @@ export type Classified =
   | { readonly kind: 'unknown'; readonly httpStatus?: number; readonly message: string };
 
 /**
- * Status codes the interface doc does not show, and what we assume they mean. Both assumptions
- * are that such an answer comes before anything is created (an auth layer or a rate limiter in
- * front of the service). Change them here if the service says otherwise; any status not listed
+ * Status codes the interface doc does not show, and what we assume they mean, on both endpoints
+ * (cashouts and card charges). Both assumptions are that such an answer comes before anything is
+ * created (an auth layer or a rate limiter in front of the service). Change them here if the service says otherwise; any status not listed
  * here, 200 or 422 is an unknown outcome.
  */
 export const UNDOCUMENTED_STATUS_ASSUMPTIONS: Readonly<Record<number, 'auth' | 'rate_limited'>> = {
@@ -72,7 +85,8 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.min(cap, Math.max(0, at - now));
 }
 
-function parseJson(text: string): unknown {
+/** Parses a response body as JSON; undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -80,8 +94,41 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Classifies one POST result (see the module comment for the rules). */
+/**
+ * The §7 failure in a parsed body, as a rejection answered with `httpStatus`; undefined when the
+ * body is not the §7 layout with `status_code: 422`. Each `errors` value becomes a list of texts.
+ */
+export function rejectionIn(body: unknown, httpStatus: 200 | 422): Rejected | undefined {
+  const failure = ValidationFailure.safeParse(body);
+  if (!failure.success) return undefined;
+  const errors: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(failure.data.errors)) errors[k] = Array.isArray(v) ? v : [v];
+  return { kind: 'rejected', httpStatus, message: failure.data.message, errors };
+}
+
+/** Classifies one POST result of the withdrawal endpoint (see the module comment for the rules). */
 export function classifyOutcome(result: HttpResult): Classified {
+  if (result.kind === 'response' && result.status === 200) {
+    const json = parseJson(result.body);
+    const ok = WithdrawalCreated.safeParse(json);
+    if (ok.success) return { kind: 'created', httpStatus: 200, message: ok.data.message };
+    return (
+      rejectionIn(json, 200) ?? {
+        kind: 'unknown',
+        httpStatus: 200,
+        message: 'the service answered 200 with a body that is not the documented success body; it may or may not have been created',
+      }
+    );
+  }
+  return classifyNotOk(result);
+}
+
+/**
+ * What any result but an HTTP 200 means, on either endpoint (the 200 bodies differ per endpoint):
+ * an error before sending is not_sent, after sending unknown; 422 is rejected; 401, 403 and 429
+ * follow `UNDOCUMENTED_STATUS_ASSUMPTIONS`; any other status is unknown.
+ */
+export function classifyNotOk(result: HttpResult): Exclude<Classified, { kind: 'created' }> {
   if (result.kind === 'error') {
     if (NOT_SENT_ERROR_CODES.has(result.code)) {
       return { kind: 'not_sent', reason: 'connect', message: `the service could not be reached (${result.code}); nothing was sent` };
@@ -92,19 +139,15 @@ export function classifyOutcome(result: HttpResult): Classified {
     };
   }
   const { status } = result;
-  if (status === 200) {
-    const ok = WithdrawalCreated.safeParse(parseJson(result.body));
-    if (ok.success) return { kind: 'created', httpStatus: 200, message: ok.data.message };
-    return { kind: 'unknown', httpStatus: 200, message: 'the service answered 200 with a body that is not the documented success body; it may or may not have been created' };
-  }
   if (status === 422) {
-    const failure = ValidationFailure.safeParse(parseJson(result.body));
-    if (failure.success) {
-      const errors: Record<string, string[]> = {};
-      for (const [k, v] of Object.entries(failure.data.errors)) errors[k] = Array.isArray(v) ? v : [v];
-      return { kind: 'rejected', httpStatus: 422, message: failure.data.message, errors };
-    }
-    return { kind: 'rejected', httpStatus: 422, message: 'the service refused the request as invalid (HTTP 422) without saying why', errors: {} };
+    return (
+      rejectionIn(parseJson(result.body), 422) ?? {
+        kind: 'rejected',
+        httpStatus: 422,
+        message: 'the service refused the request as invalid (HTTP 422) without saying why',
+        errors: {},
+      }
+    );
   }
   const assumed = UNDOCUMENTED_STATUS_ASSUMPTIONS[status];
   if (assumed === 'auth') {

@@ -3,14 +3,15 @@
  * of whether the POST reached the service: after the grace time, with no worker holding the job,
  * the request becomes `unknown` (parked for a person, never sent again by itself). A request still
  * `pending` whose job is gone or failed before sending is queued again: pending means never sent.
- * A batch still awaiting approval after its deadline is cancelled.
+ * A batch still awaiting approval after its deadline is cancelled, and an import that stopped
+ * mid-file (`staging` for longer than `STALE_STAGING_MS`) is refused.
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { requestJobId } from '../batch/batch-id.js';
 import { enqueueRequests } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger } from '../ledger/index.js';
 
 /** What the sweep needs. `graceMs`: how old a `sending` mark must be before it is judged. */
 export interface RecoverDeps {
@@ -21,7 +22,20 @@ export interface RecoverDeps {
   readonly onBatchDone?: ((batchId: string) => Promise<void>) | undefined;
   /** Also look at every pending request (costly; done at start-up). */
   readonly checkPending?: boolean;
+  /**
+   * The service address of the worker running the sweep: batches imported for another address are
+   * left to that service's workers (their jobs are not queued again here). Absent: every batch.
+   */
+  readonly serviceUrl?: string | undefined;
 }
+
+/**
+ * How long an import may stay `staging` before the sweep takes it for dead (its process stopped
+ * mid-file): 2 hours, far beyond the minute a file at the row limit takes. Such a batch has no
+ * job (jobs are added only once it is released), so refusing it sends nothing and frees the
+ * payees its staged requests held.
+ */
+export const STALE_STAGING_MS = 2 * 3_600_000;
 
 /** Requests whose ledger state is read in one round trip by the start-up pass. */
 const PENDING_CHUNK = 500;
@@ -51,7 +65,16 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
       }
       continue;
     }
+    if (batch.state === 'staging' && Date.now() - Date.parse(batch.createdAt) > STALE_STAGING_MS) {
+      const reason = `the import stopped before it finished (still being imported ${Math.round(STALE_STAGING_MS / 3_600_000)} hours after it began); nothing of it was sent; import the file again`;
+      if (await ledger.refuseBatch(batch.id, batch, reason)) {
+        log.warn({ batchId: batch.id }, 'an import that stopped mid-file was refused; its payees are free again');
+        changed++;
+      }
+      continue;
+    }
     if (batch.state !== 'queued' && batch.state !== 'halted') continue;
+    const ours = !deps.serviceUrl || !batch.serviceUrl || batch.serviceUrl === deps.serviceUrl;
     for (const seq of await ledger.sendingSeqs(batch.id)) {
       const request = await ledger.getRequest(batch.id, seq);
       if (request?.state !== 'sending' || !request.sendingAt) continue;
@@ -67,7 +90,9 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
       log.warn({ batchId: batch.id, seq }, 'request left in sending by a stopped worker is now unknown; reconcile it');
       if (open === 0) await deps.onBatchDone?.(batch.id);
     }
-    // Jobs that failed before their request was taken (e.g. Redis was away): still pending, never sent.
+    // Jobs that failed before their request was taken (e.g. Redis was away, or a worker of another
+    // service refused them): still pending, never sent. Only a worker of the batch's service queues them.
+    if (!ours) continue;
     failedJobs ??= await queue.getFailed(0, 999);
     for (const job of failedJobs) {
       const data = job.data as Partial<SubmitJobData>;

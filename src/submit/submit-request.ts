@@ -5,13 +5,16 @@
  * never reached the service (bounded retries with backoff), and after a 422 the items the service
  * did not name, as a new request.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
-import { CashoutError } from '../errors.js';
+import { CashoutError, isCashoutError, type ErrorCode } from '../errors.js';
 import { toPiasters } from '../money.js';
 import type { WithdrawalRequest } from '../batch/group-items.js';
 import { classifyOutcome, errorKeyTarget, type Classified } from './classify-outcome.js';
-import type { Ledger, LedgerRequest } from './ledger.js';
+import type { ClaimResult, Ledger, LedgerRequest } from '../ledger/index.js';
+import { describeRefusal, stateWords, transition } from '../ledger/lifecycle.js';
+import { payeesOf } from '../ledger/payout-register.js';
 import type { PaymentClient } from './payment-client.js';
 
 /** What `submitRequest` needs. */
@@ -19,6 +22,11 @@ export interface SubmitDeps {
   readonly ledger: Ledger;
   readonly client: PaymentClient;
   readonly log: Logger;
+  /**
+   * The service address this worker sends to (normalised by `serviceAddress`); a batch imported
+   * for another address is not sent. Absent: not checked (tests that build requests by hand).
+   */
+  readonly serviceUrl?: string;
   /** Who sends (host:pid:worker), recorded on the `sending` mark. */
   readonly workerId: string;
   /** Further tries for a request that provably never reached the service. */
@@ -30,6 +38,20 @@ export interface SubmitDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Told of each POST: its classified outcome, the rows it carried and its duration in seconds (metrics). */
   readonly observe?: (outcome: string, rows: number, seconds: number) => void;
+  /** How a stopping worker bounds the recording of outcomes; none: recording is tried for about two minutes. */
+  readonly stop?: StopControl;
+}
+
+/**
+ * The stop of a worker, as the recording of an outcome sees it (`withLedgerRetries`). A request
+ * whose outcome is not recorded by `deadline` stays in `sending`: the recovery sweep makes it
+ * `unknown` later, it is never made sendable again.
+ */
+export interface StopControl {
+  /** Aborted when the worker begins to stop: a failed outcome write is then tried again at short intervals. */
+  readonly stopping: AbortSignal;
+  /** Aborted when the stop's time is up (or the stop ended): an outcome write still failing or hanging is given up. */
+  readonly deadline: AbortSignal;
 }
 
 /** How a submission ended for the caller (the job processor). */
@@ -67,7 +89,10 @@ export function mapRejection(request: Pick<LedgerRequest, 'walletLines' | 'bankL
 }
 
 /** The items of `request` whose lines are not in `named`, as a new request body (file order kept within each array). */
-export function remainderOf(request: LedgerRequest, named: ReadonlySet<number>): Omit<WithdrawalRequest, 'seq'> | undefined {
+export function remainderOf(
+  request: LedgerRequest,
+  named: ReadonlySet<number>,
+): (Omit<WithdrawalRequest, 'seq'> & { readonly payees: string }) | undefined {
   const wallets = request.body.mobile_wallets ?? [];
   const banks = request.body.bank_accounts ?? [];
   const body: WithdrawalRequestBody = {};
@@ -94,7 +119,17 @@ export function remainderOf(request: LedgerRequest, named: ReadonlySet<number>):
     const ref = request.references[line];
     if (ref !== undefined) references[line] = ref;
   }
-  return { body, walletLines, bankLines, totalPiasters: total, references };
+  // The payee keys move with their items (the new request holds them from now on).
+  const payees = payeesOf(request.payees, [...walletLines, ...bankLines]);
+  return { body, walletLines, bankLines, totalPiasters: total, references, payees };
+}
+
+/** Codes of `submitRequest`'s refusals to send: never tried again by themselves (a person acts). */
+export const SEND_REFUSALS: readonly ErrorCode[] = ['state_conflict', 'request_not_found', 'batch_state', 'service_mismatch', 'payee_held'];
+
+/** True when `err` is a refusal of the ledger to send (see `SEND_REFUSALS`). */
+export function isSendRefusal(err: unknown): err is CashoutError {
+  return isCashoutError(err) && SEND_REFUSALS.includes(err.code);
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -108,7 +143,7 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
   const { ledger, log } = deps;
   const sleep = deps.sleep ?? defaultSleep;
   for (let attempt = 0; ; attempt++) {
-    const claim = await ledger.claim(batchId, seq, deps.workerId);
+    const claim = await ledger.claim(batchId, seq, deps.workerId, deps.serviceUrl ?? '');
     if (!claim.claimed) {
       if (claim.reason === 'batch' && claim.batchState === 'halted') {
         const batch = await ledger.getBatch(batchId);
@@ -118,7 +153,17 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
           return { kind: 'final', state: 'not_sent', open };
         }
       }
-      throw refusal(batchId, seq, claim);
+      if (claim.reason === 'payee') {
+        // Sent again after "resolved not created", but a later payout holds a payee now: this
+        // request is not sent; it ends as not sent, naming the holder (a person may retry it later).
+        const request = await ledger.getRequest(batchId, seq, { body: false });
+        if (request?.state === 'reconciled_not_created') {
+          const why = refusal(batchId, seq, claim, deps.serviceUrl ?? '').message;
+          const open = await ledger.finishUnsent(batchId, seq, why, 'reconciled_not_created');
+          return { kind: 'final', state: 'not_sent', open };
+        }
+      }
+      throw refusal(batchId, seq, claim, deps.serviceUrl ?? '');
     }
     const request = claim.request;
     if (deps.makeDurable) {
@@ -148,26 +193,91 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
       await sleep(wait);
       continue;
     }
-    return withLedgerRetries(() => record(deps, request, outcome), deps);
+    return withLedgerRetries(() => record(deps, request, outcome), deps, request);
   }
 }
+
+/** Pause between outcome writes once the worker is stopping, in ms. */
+const STOPPING_RETRY_MS = 250;
 
 /**
  * Records an outcome, trying again while Redis is unreachable (up to about two minutes): the
  * request was sent, and losing its outcome would leave it unknown. The ledger's writes are safe to
- * repeat (a second identical write is recognised as already done).
+ * repeat (a second identical write is recognised as already done). Once the worker is stopping
+ * (`deps.stop`) it tries every 250 ms, and when the stop's deadline passes it gives up, even on a
+ * write Redis has not answered: `CashoutError('redis_unreachable')`, the request stays `sending`.
  */
-async function withLedgerRetries<T>(write: () => Promise<T>, deps: SubmitDeps): Promise<T> {
-  const sleep = deps.sleep ?? defaultSleep;
+async function withLedgerRetries<T>(
+  write: () => Promise<T>,
+  deps: SubmitDeps,
+  ids: { readonly batchId: string; readonly seq: number },
+): Promise<T> {
+  const stop = deps.stop;
+  const giveUp = (cause: unknown) =>
+    new CashoutError(
+      'redis_unreachable',
+      `the outcome of request ${ids.seq} of batch ${ids.batchId} could not be recorded before the worker stopped; ` +
+        'it stays in sending, and the recovery sweep makes it unknown',
+      { batchId: ids.batchId, seq: ids.seq, state: 'sending' },
+      cause,
+    );
+  let lastError: unknown;
   for (let attempt = 0; ; attempt++) {
+    if (stop?.deadline.aborted) throw giveUp(lastError);
     try {
-      return await write();
+      return await untilAborted(write(), stop?.deadline);
     } catch (err) {
+      if (err instanceof Aborted) throw giveUp(lastError);
       if (err instanceof CashoutError || attempt >= 40) throw err;
+      lastError = err;
       deps.log.warn({ attempt: attempt + 1, err: (err as Error).message }, 'could not record the outcome in the ledger; trying again');
-      await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)));
+      const stopping = stop?.stopping.aborted === true;
+      const wait = stopping ? STOPPING_RETRY_MS : Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
+      // A long pause ends early when the stop begins, any pause at the deadline (checked above).
+      const wake = stop && AbortSignal.any(stopping ? [stop.deadline] : [stop.stopping, stop.deadline]);
+      await pause(wait, wake, deps.sleep);
     }
   }
+}
+
+/** Waits `ms` (with `sleep` when given), or less when `signal` is aborted: then its timer is cleared. */
+async function pause(ms: number, signal: AbortSignal | undefined, sleep: SubmitDeps['sleep']): Promise<void> {
+  try {
+    await (sleep ? untilAborted(sleep(ms), signal) : delay(ms, undefined, signal ? { signal } : {}));
+  } catch (err) {
+    if (!(err instanceof Aborted) && (err as Error).name !== 'AbortError') throw err;
+  }
+}
+
+/** `untilAborted` stopped waiting because its signal was aborted. */
+class Aborted extends Error {
+  constructor() {
+    super('stopped waiting: the signal was aborted');
+    this.name = 'Aborted';
+  }
+}
+
+/** `work`, or an `Aborted` rejection as soon as `signal` is aborted (`work` itself goes on). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(new Aborted());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classified): Promise<SubmitResult> {
@@ -213,14 +323,39 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
   }
 }
 
-function refusal(batchId: string, seq: number, claim: Exclude<Awaited<ReturnType<Ledger['claim']>>, { claimed: true }>): CashoutError {
-  if (claim.reason === 'missing') return new CashoutError('request_not_found', `request ${seq} of batch ${batchId} is not in the ledger; nothing was sent`, { batchId, seq });
-  if (claim.reason === 'batch') {
-    return new CashoutError('state_conflict', `batch ${batchId} is ${claim.batchState}, not queued; request ${seq} was not sent`, { batchId, seq, batchState: claim.batchState });
+function refusal(batchId: string, seq: number, claim: Exclude<ClaimResult, { claimed: true }>, serviceUrl: string): CashoutError {
+  switch (claim.reason) {
+    case 'missing':
+      return new CashoutError('request_not_found', `request ${seq} of batch ${batchId} is not in the ledger; nothing was sent`, { batchId, seq });
+    case 'batch':
+      return new CashoutError('batch_state', `batch ${batchId} is ${claim.batchState}, not queued; request ${seq} was not sent`, {
+        batchId,
+        seq,
+        batchState: claim.batchState,
+      });
+    case 'service':
+      return new CashoutError(
+        'service_mismatch',
+        `batch ${batchId} was imported for the service at ${claim.batchServiceUrl}, but this worker sends to ${serviceUrl}; ` +
+          `request ${seq} was not sent and stays pending (run a worker configured for ${claim.batchServiceUrl})`,
+        { batchId, seq, batchServiceUrl: claim.batchServiceUrl, serviceUrl },
+      );
+    case 'payee': {
+      const [holderBatch = '', holderSeq = '', line = ''] = claim.holder.split(':');
+      return new CashoutError(
+        'payee_held',
+        `request ${seq} of batch ${batchId} was not sent again: one of its payees is held by request ${holderSeq} of batch ` +
+          `${holderBatch} (line ${line}, ${stateWords(claim.holderState)}) since it was last tried; nothing was sent`,
+        { batchId, seq, holder: claim.holder },
+      );
+    }
+    case 'state': {
+      const t = transition(claim.state, 'claim');
+      return new CashoutError('state_conflict', describeRefusal('refused' in t ? t.refused : 'already_final', batchId, seq, claim.state), {
+        batchId,
+        seq,
+        state: claim.state,
+      });
+    }
   }
-  const why =
-    claim.state === 'sending' || claim.state === 'unknown'
-      ? `may already have been created (ledger state ${claim.state}); reconcile it first`
-      : `is already ${claim.state.replace('_', ' ')}; it is not sent again`;
-  return new CashoutError('state_conflict', `request ${seq} of batch ${batchId} ${why}`, { batchId, seq, state: claim.state });
 }

@@ -1,14 +1,15 @@
 /**
- * The dashboard as staff use it, in a real browser (Debian's Chromium driven by playwright-core):
+ * The dashboard as staff use it, in a real browser driven by playwright-core (test/support/browser.ts:
+ * Debian's Chromium when installed, else the one bundled in the @sparticuz/chromium package):
  * log in; read a finished batch's counts and totals; download its results; approve a batch and
  * see it sent; retry a not_sent job from Bull Board and see it complete; see an unknown request
  * refused on retry until it is resolved; open the error sample's summary.html. Screenshots are
- * saved to test-artifacts/ for people to look at.
+ * saved to test-artifacts/ for people to look at, with browser.txt naming the browser that took them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
 import { buildDashboard } from '../../src/dashboard/server.js';
@@ -23,6 +24,7 @@ import { requestJobId } from '../../src/batch/batch-id.js';
 import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { findTestBrowser, launchTestBrowser } from '../support/browser.js';
 
 const PASSWORD = 'a long enough password';
 const TOKEN = 'browser-test-token';
@@ -111,11 +113,9 @@ describe('dashboard in a browser', () => {
     ]);
     app = await buildDashboard({ ledger: p.ledger, queue: p.queue, redis: p.redis, prefix: p.prefix, log: p.log, users, secureCookies: false });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchTestBrowser();
+    const { kind, executablePath } = await findTestBrowser();
+    await writeFile(join(ARTIFACTS, 'browser.txt'), `${kind} ${executablePath} ${browser.version()}\n`);
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 900 } });
     page = await context.newPage();
   }, 60_000);
@@ -143,10 +143,13 @@ describe('dashboard in a browser', () => {
     await shot('01-batches');
   });
 
-  it('downloads the finished batch\'s results.csv', async () => {
+  it('downloads the finished batch\'s results.csv, marked as UTF-8 for Excel', async () => {
     const row = page.locator(`tr[data-batch="${batches.finished.batchId}"]`);
     const [download] = await Promise.all([page.waitForEvent('download'), row.locator('a', { hasText: 'results.csv' }).click()]);
-    const rows = parse(await readFile((await download.path())!), { columns: true }) as Record<string, string>[];
+    const bytes = await readFile((await download.path())!);
+    expect(bytes.subarray(0, 3), 'a UTF-8 byte-order mark, for Excel').toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    const rows = parse(bytes, { columns: true, bom: true }) as Record<string, string>[];
+    expect(Object.keys(rows[0]!)[0]).toBe('line');
     expect(rows.map((r) => [r.line, r.status, r.amount])).toEqual([
       ['2', 'accepted', '1500.00'],
       ['3', 'accepted', '2500.50'],

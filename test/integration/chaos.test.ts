@@ -26,6 +26,15 @@ describe('chaos', () => {
     expectSafe(f);
   });
 
+  const operatorSeed = (Date.now() + 13) % 100_000;
+  it(`an operator re-uploads the file with a change and retries failed jobs while workers and Redis are killed: nobody paid twice (seed ${operatorSeed})`, { timeout: 120_000 }, async () => {
+    const f = await runChaos({ rows: 1000, workers: 2, kills: 2, killRedis: true, itemsPerRequest: 20, seed: operatorSeed, operator: true });
+    expect(f.batches, 'the operator\'s uploads were imported').toBeGreaterThanOrEqual(2);
+    expect(f.payeesPaidTwice, 'payees created twice across batches').toBe(0);
+    expect(f.rowsWithoutOneStatus, 'rows of any batch without exactly one final status').toBe(0);
+    expectSafe(f);
+  });
+
   it('Redis killed and restarted mid-batch: no duplicate, no lost row', { timeout: 120_000 }, async () => {
     const f = await runChaos({ rows: 2000, workers: 2, kills: 1, killRedis: true, itemsPerRequest: 10, seed: (Date.now() + 7) % 100_000 });
     expect(f.redisKills).toBe(1);

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { createPaymentClient, type PaymentClient } from '../../src/submit/payment-client.js';
-import { openLedger } from '../../src/submit/ledger.js';
+import { openLedger } from '../../src/ledger/index.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../../src/queue/queues.js';
 import { concurrencyShares, startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { TEST_REDIS_URL } from '../support/redis.js';

@@ -20,7 +20,7 @@ describe('dashboard', () => {
   let app: FastifyInstance;
   let base: string;
   let sandbox: Sandbox;
-  /** One session reused across tests: logins are limited to 5 a minute. */
+  /** One session reused across tests. */
   let checkerCookie = '';
 
   beforeAll(async () => {

@@ -59,7 +59,7 @@ describe('duplicates', () => {
     expect(summary.byStatus.duplicate).toEqual({ rows: 1, amount: '999.00' });
     expect(sandbox.ledger().length).toBe(before + 1);
 
-    const c = await p.importCsv(await p.writeCsv('c.csv', [walletRow(10, '888.00')]), { allowDuplicateReferences: true });
+    const c = await p.importCsv(await p.writeCsv('c.csv', [walletRow(10, '888.00')]), { payAgain: { note: 'customer asked for a second payment' }, importedBy: 'alice' });
     const paid = await pay(c.batchId);
     expect(paid.rows[0]!.status).toBe('accepted');
   });
@@ -82,7 +82,8 @@ describe('duplicates', () => {
     const { rows: out } = await p.report(refused.batchId);
     expect(out.filter((r) => r.status === 'invalid').map((r) => r.line)).toEqual(['4', '6']);
     expect(out[2]!.errors).toMatch(/^row: pays the same amount to the same mobile number as line 2/);
-    const rejected = parse(await readFile(join(refused.reportDir, 'rejected-rows.csv')), { relax_column_count: true }) as string[][];
+    const rejectedCsv = await readFile(join(refused.reportDir, 'rejected-rows.csv'));
+    const rejected = parse(rejectedCsv, { relax_column_count: true, bom: true }) as string[][];
     expect(rejected.slice(1).map((r) => r[9])).toEqual(['REF-30b', 'BREF-32b']);
   });
 });

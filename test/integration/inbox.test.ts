@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { openLedger, type BatchRecord } from '../../src/submit/ledger.js';
+import { openLedger, type BatchRecord } from '../../src/ledger/index.js';
 import { SUBMIT_QUEUE } from '../../src/queue/queues.js';
 import { claimName } from '../../src/inbox/inbox-rules.js';
 import { INBOX_QUEUE, INBOX_SCHEDULER_ID } from '../../jobs/schedule.js';

@@ -97,7 +97,7 @@ describe('reconciliation and retries from the dashboard', () => {
     expect(batch!.state).toBe('needs_reconciliation');
     const { requests, path } = await writeReconciliation(p.ledger, batchId, batch!.reportDir);
     expect(requests.map((r) => r.seq)).toEqual([1]);
-    const listed = parse(await readFile(path), { columns: true }) as Record<string, string>[];
+    const listed = parse(await readFile(path), { columns: true, bom: true }) as Record<string, string>[];
     expect(listed.map((r) => r.line)).toEqual(['2', '3', '4']);
 
     const received = sandbox.received();

@@ -137,7 +137,7 @@ describe('samples run end to end', () => {
 
     // rejected-rows.csv: the input's own header and exactly the invalid rows, ready to fix and upload again.
     const rejectedText = await readFile(join(dir, 'rejected-rows.csv'), 'utf8');
-    const rejected = parse(rejectedText, { relax_column_count: true }) as string[][];
+    const rejected = parse(rejectedText, { relax_column_count: true, bom: true }) as string[][];
     const inputRecords = parse(await readFile(ERRORS), { relax_column_count: true, bom: true }) as string[][];
     expect(rejected[0]).toEqual(inputRecords[0]);
     const invalidRecords = inputRecords.slice(1).filter((_, i) => issues.has(i + 2));

@@ -15,7 +15,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { mulberry32 } from '../../src/sandbox/faults.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
-import { openLedger } from '../../src/submit/ledger.js';
+import { openLedger } from '../../src/ledger/index.js';
 import { runCli, ROOT } from './cli.js';
 import { HEADER } from './pipeline.js';
 
@@ -33,6 +33,11 @@ export interface ChaosOptions {
   readonly timeoutMs?: number;
   /** No faults at the sandbox (to measure sharing rather than resilience). */
   readonly faultless?: boolean;
+  /**
+   * An operator at work during the disturbances: the same file uploaded again with one change
+   * (twice), and failed jobs retried at random (Bull Board's retry and `cashout retry`).
+   */
+  readonly operator?: boolean;
 }
 
 /** What a chaos run found. Every "must be 0" figure is a broken promise when it is not. */
@@ -60,12 +65,22 @@ export interface ChaosFigures {
   createdUnaccounted: number;
   /** Unknown rows missing from reconciliation.csv (must be 0). */
   unknownNotListed: number;
-  /** Workers that did not exit 0 on SIGTERM at the end (must be 0). */
+  /** Workers that did not exit 0 within the request timeout plus 5 s of SIGTERM at the end (must be 0). */
   uncleanStops: number;
+  /** Batches imported (the file, and the operator's uploads). */
+  batches: number;
+  /** Operator actions done: uploads and retries. */
+  operatorActions: number;
+  /** Payees (by reference) the sandbox created more than once, across every batch (must be 0). */
+  payeesPaidTwice: number;
+  /** Input rows of any batch without exactly one final status in its report (must be 0). */
+  rowsWithoutOneStatus: number;
   seconds: number;
 }
 
 const TOKEN = 'chaos-token';
+/** How the reports' CSV files are read: by column name, without their byte-order mark. */
+const CSV_READ = { columns: true, bom: true } as const;
 
 function chaosCsv(rows: number, rand: () => number): string {
   const banks = ['National Bank of Egypt', 'Banque Misr', 'Commercial International Bank', 'Al Ahli Bank of Kuwait – Egypt'];
@@ -120,6 +135,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     if (imported.code !== 0) throw new Error(`import failed (${imported.code}): ${imported.stderr}`);
     const batchId = /Batch ([0-9a-f]{16}) queued/.exec(imported.stdout)?.[1];
     if (!batchId) throw new Error(`no batch id in: ${imported.stdout}`);
+    const batchIds = [batchId];
+    let operatorActions = 0;
 
     const startWorker = (i: number) => {
       const base: Record<string, string> = {};
@@ -136,14 +153,36 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     // The disturbances, at seeded random moments while the batch is being paid.
     let workerKills = 0;
     let redisKills = 0;
-    const plan: { at: number; what: 'worker' | 'redis' }[] = [];
+    const plan: { at: number; what: 'worker' | 'redis' | 'upload' | 'retry' }[] = [];
+    let uploads = 0;
     for (let k = 0; k < opts.kills; k++) plan.push({ at: 150 + rand() * 2500, what: 'worker' });
     if (opts.killRedis) plan.push({ at: 600 + rand() * 1200, what: 'redis' });
+    if (opts.operator) {
+      for (let k = 0; k < 2; k++) plan.push({ at: 200 + rand() * 2500, what: 'upload' });
+      for (let k = 0; k < 3; k++) plan.push({ at: 300 + rand() * 2800, what: 'retry' });
+    }
     plan.sort((a, b) => a.at - b.at);
     const t0 = Date.now();
     for (const step of plan) {
       const wait = t0 + step.at - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (step.what === 'upload') {
+        // The same file again with one amount changed (a "corrected" file): a new batch.
+        const lines = (await readFile(file, 'utf8')).split('\n');
+        const at = 1 + Math.floor(rand() * opts.rows);
+        lines[at] = lines[at]!.replace(/^(wallet|bank),(\d+)\./, (_m, ch: string, units: string) => `${ch},${Number(units) + 1 + uploads}.`);
+        const again = join(dir, `chaos-again-${++uploads}.csv`);
+        await writeFile(again, lines.join('\n'));
+        const r = await runCli(['import', again], env, 30_000);
+        const id = /Batch ([0-9a-f]{16}) queued/.exec(r.stdout)?.[1];
+        if (id) batchIds.push(id);
+        operatorActions++;
+        continue;
+      }
+      if (step.what === 'retry') {
+        operatorActions += await retryAtRandom(redis.url, batchIds, rand, env);
+        continue;
+      }
       if (step.what === 'worker') {
         const i = Math.floor(rand() * opts.workers);
         const victim = workers[i];
@@ -165,34 +204,48 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       }
     }
 
-    // Wait until every request of the batch is final.
+    // Wait until every request of every batch is final.
     const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
-    for (;;) {
-      const b = await ledger.getBatch(batchId).catch(() => undefined);
-      if (b && b.open === 0 && (b.state === 'finished' || b.state === 'needs_reconciliation')) break;
-      if (Date.now() > deadline) throw new Error(`batch not final in time: ${JSON.stringify(b)}`);
-      await new Promise((r) => setTimeout(r, 200));
+    for (const id of batchIds) {
+      for (;;) {
+        const b = await ledger.getBatch(id).catch(() => undefined);
+        if (b && b.open === 0 && (b.state === 'finished' || b.state === 'needs_reconciliation')) break;
+        if (Date.now() > deadline) throw new Error(`batch ${id} not final in time: ${JSON.stringify(b)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
     }
 
-    // Stop the workers as an operator would; each must exit 0.
+    // Stop the workers as an operator would; each must exit 0 within the request timeout plus a
+    // few seconds (a worker still running then is killed, and counted).
     let uncleanStops = 0;
+    const stopWithinMs = Number(env.CASHOUT_REQUEST_TIMEOUT_MS) + 5_000;
     await Promise.all(
       workers.map(async (w) => {
         if (!w || w.exitCode !== null) return;
-        const code = await new Promise<number | null>((resolve) => {
+        let timer: NodeJS.Timeout | undefined;
+        const code = await new Promise<number | null | 'late'>((resolve) => {
           w.once('exit', (c) => resolve(c));
+          timer = setTimeout(() => resolve('late'), stopWithinMs);
           w.kill('SIGTERM');
         });
+        clearTimeout(timer);
+        if (code === 'late') w.kill('SIGKILL');
         if (code !== 0) uncleanStops++;
       }),
     );
 
-    const report = await runCli(['report', batchId], env);
-    if (report.code === null || report.code > 1) throw new Error(`report failed (${report.code}): ${report.stderr}`);
-    await runCli(['reconcile', batchId], env);
-    const batchDir = join(dir, 'reports', batchId);
-    const results = parse(await readFile(join(batchDir, 'results.csv')), { columns: true }) as Record<string, string>[];
-    const reconciliation = parse(await readFile(join(batchDir, 'reconciliation.csv')), { columns: true }) as Record<string, string>[];
+    const reports: { results: Record<string, string>[]; reconciliation: Record<string, string>[] }[] = [];
+    for (const id of batchIds) {
+      const report = await runCli(['report', id], env);
+      if (report.code === null || report.code > 1) throw new Error(`report of ${id} failed (${report.code}): ${report.stderr}`);
+      await runCli(['reconcile', id], env);
+      const batchDir = join(dir, 'reports', id);
+      reports.push({
+        results: parse(await readFile(join(batchDir, 'results.csv')), CSV_READ) as Record<string, string>[],
+        reconciliation: parse(await readFile(join(batchDir, 'reconciliation.csv')), CSV_READ) as Record<string, string>[],
+      });
+    }
+    const { results, reconciliation } = reports[0]!;
 
     // The figures.
     const key = (holder: string, amount: string) => `${holder}|${amount}`;
@@ -204,21 +257,43 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       }
     }
     const inputLines = new Set(Array.from({ length: opts.rows }, (_, i) => i + 2));
-    const seen = new Map<number, number>();
-    for (const r of results) seen.set(Number(r.line), (seen.get(Number(r.line)) ?? 0) + 1);
-    let lostRows = 0;
-    for (const l of inputLines) if (seen.get(l) !== 1) lostRows++;
-    lostRows += [...seen.keys()].filter((l) => !inputLines.has(l)).length;
+    const lostIn = (rows: readonly Record<string, string>[]) => {
+      const seen = new Map<number, number>();
+      for (const r of rows) seen.set(Number(r.line), (seen.get(Number(r.line)) ?? 0) + 1);
+      let lost = 0;
+      for (const l of inputLines) if (seen.get(l) !== 1) lost++;
+      return lost + [...seen.keys()].filter((l) => !inputLines.has(l)).length;
+    };
+    const lostRows = lostIn(results);
+    const rowsWithoutOneStatus = reports.reduce((n, r) => n + lostIn(r.results), 0);
 
-    const byKey = new Map(results.map((r) => [key(r.holder_name!, r.amount!), r]));
-    const acceptedNotCreated = results.filter((r) => r.status === 'accepted' && !created.has(key(r.holder_name!, r.amount!))).length;
+    // Across every batch: a created item must be accepted or unknown in exactly one of them.
+    const allRows = reports.flatMap((r) => r.results);
+    const statusesOf = new Map<string, string[]>();
+    for (const r of allRows) {
+      const k = key(r.holder_name!, r.amount!);
+      statusesOf.set(k, [...(statusesOf.get(k) ?? []), r.status!]);
+    }
+    const acceptedNotCreated = allRows.filter((r) => r.status === 'accepted' && !created.has(key(r.holder_name!, r.amount!))).length;
     let createdUnaccounted = 0;
     for (const k of created.keys()) {
-      const status = byKey.get(k)?.status;
-      if (status !== 'accepted' && status !== 'unknown') createdUnaccounted++;
+      const paid = (statusesOf.get(k) ?? []).filter((s) => s === 'accepted' || s === 'unknown').length;
+      if (paid !== 1) createdUnaccounted++;
     }
-    const listed = new Set(reconciliation.map((r) => r.line));
-    const unknownNotListed = results.filter((r) => r.status === 'unknown' && !listed.has(r.line)).length;
+    // A payee is its reference; the holder name carries the same number in this file.
+    const perPayee = new Map<string, number>();
+    for (const e of sandbox.ledger()) {
+      for (const item of [...(e.body.mobile_wallets ?? []), ...(e.body.bank_accounts ?? [])]) {
+        perPayee.set(item.holder_name, (perPayee.get(item.holder_name) ?? 0) + 1);
+      }
+    }
+    const payeesPaidTwice = [...perPayee.values()].filter((n) => n > 1).length;
+    let unknownNotListed = 0;
+    for (const r of reports) {
+      const listed = new Set(r.reconciliation.map((x) => x.line));
+      unknownNotListed += r.results.filter((x) => x.status === 'unknown' && !listed.has(x.line)).length;
+    }
+    void reconciliation;
     const count = (s: string) => results.filter((r) => r.status === s).length;
     const posts = sandbox.received();
     const requests = await ledger.lastSeq(batchId);
@@ -246,6 +321,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       createdUnaccounted,
       unknownNotListed,
       uncleanStops,
+      batches: batchIds.length,
+      operatorActions,
+      payeesPaidTwice,
+      rowsWithoutOneStatus,
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
   } finally {
@@ -255,4 +334,33 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The operator presses Retry at random: some failed jobs of the submit queue are retried (as Bull
+ * Board's button does) and one random request is retried with `cashout retry`. Redis may be down
+ * meanwhile: whatever fails is given up. Returns the number of retries asked for.
+ */
+async function retryAtRandom(url: string, batchIds: readonly string[], rand: () => number, env: Record<string, string>): Promise<number> {
+  const { Queue } = await import('bullmq');
+  const connection = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 1000, retryStrategy: () => null });
+  connection.on('error', () => undefined);
+  const queue = new Queue('cashout-submit', { connection, prefix: '{chaos}' });
+  let asked = 0;
+  try {
+    const failed = await Promise.race([queue.getFailed(0, 200), new Promise<never[]>((r) => setTimeout(() => r([]), 3000))]);
+    for (const job of failed) {
+      if (rand() < 0.5) continue;
+      await job.retry('failed').catch(() => undefined);
+      asked++;
+    }
+  } catch {
+    // Redis away: nothing retried this time.
+  } finally {
+    await queue.close().catch(() => undefined);
+    connection.disconnect();
+  }
+  const id = batchIds[Math.floor(rand() * batchIds.length)]!;
+  await runCli(['retry', id, String(1 + Math.floor(rand() * 20))], env, 15_000);
+  return asked + 1;
 }

@@ -14,7 +14,7 @@ import { importBatch, type ImportOptions, type ImportResult } from '../../src/ba
 import { makeBankList, loadBankList, type BankList } from '../../src/contract/supported-banks.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../../src/queue/queues.js';
-import { openLedger, type Ledger } from '../../src/submit/ledger.js';
+import { openLedger, type Ledger } from '../../src/ledger/index.js';
 import { createPaymentClient } from '../../src/submit/payment-client.js';
 import { writeReport, type ReportSummary } from '../../src/results/write-report.js';
 import { waitForBatch } from '../../src/commands/run.js';
@@ -46,6 +46,16 @@ export function memoryLog(level = 'info'): { log: Logger; lines: string[] } {
   return { log: createLogger({ level, stream }), lines };
 }
 
+/** Where a test worker sends, and its settings. `serviceUrl`: the address it checks batches against (none by default). */
+export interface WorkerTarget {
+  baseUrl: string;
+  token: string;
+  requestTimeoutMs?: number;
+  connectRetries?: number;
+  concurrency?: number;
+  serviceUrl?: string;
+}
+
 /** One isolated pipeline: its own prefix, queue, ledger and reports folder. */
 export interface TestPipeline {
   readonly prefix: string;
@@ -61,7 +71,9 @@ export interface TestPipeline {
   writeCsv(name: string, rows: readonly string[]): Promise<string>;
   importCsv(path: string, opts?: ImportOptions & { itemsPerRequest?: number; serviceUrl?: string }): Promise<ImportResult>;
   /** Runs a worker against `baseUrl` until the batch is final; returns the report. */
-  submit(batchId: string, target: { baseUrl: string; token: string; requestTimeoutMs?: number; connectRetries?: number; concurrency?: number }): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
+  submit(batchId: string, target: WorkerTarget): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
+  /** Starts a submit worker against `target.baseUrl` that checks batches against its address; the caller closes it. */
+  startWorker(target: WorkerTarget): { close(): Promise<void> };
   report(batchId: string): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
   close(): Promise<void>;
 }
@@ -84,8 +96,38 @@ export async function openTestPipeline(label: string, extraBanks: readonly strin
   const report = async (batchId: string) => {
     const summary = await writeReport(ledger, batchId);
     const batch = await ledger.getBatch(batchId);
-    const rows = parse(await readFile(join(batch!.reportDir, 'results.csv')), { columns: true }) as Record<string, string>[];
+    const text = await readFile(join(batch!.reportDir, 'results.csv'));
+    const rows = parse(text, { columns: true, bom: true }) as Record<string, string>[];
     return { summary, rows };
+  };
+
+  const start = (target: WorkerTarget) => {
+    const client = createPaymentClient({
+      baseUrl: target.baseUrl,
+      token: target.token,
+      requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
+      connectTimeoutMs: 1_000,
+      connections: 8,
+    });
+    const worker = startSubmitWorker(
+      {
+        connection: workerRedis,
+        prefix,
+        concurrency: target.concurrency ?? 2,
+        rateLimitPerSecond: 0,
+        connectRetries: target.connectRetries ?? 0,
+        connectBackoffMs: 10,
+        requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
+        ...(target.serviceUrl === undefined ? {} : { serviceUrl: target.serviceUrl }),
+      },
+      { ledger, client, log, queue },
+    );
+    return {
+      async close() {
+        await worker.close();
+        await client.close();
+      },
+    };
   };
 
   return {
@@ -112,33 +154,15 @@ export async function openTestPipeline(label: string, extraBanks: readonly strin
       );
     },
     async submit(batchId, target) {
-      const client = createPaymentClient({
-        baseUrl: target.baseUrl,
-        token: target.token,
-        requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
-        connectTimeoutMs: 1_000,
-        connections: 8,
-      });
-      const worker = startSubmitWorker(
-        {
-          connection: workerRedis,
-          prefix,
-          concurrency: target.concurrency ?? 2,
-          rateLimitPerSecond: 0,
-          connectRetries: target.connectRetries ?? 0,
-          connectBackoffMs: 10,
-          requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
-        },
-        { ledger, client, log, queue },
-      );
+      const worker = start(target);
       try {
         await waitForBatch(ledger, batchId, log);
       } finally {
         await worker.close();
-        await client.close();
       }
       return report(batchId);
     },
+    startWorker: (target) => start(target),
     report,
     async close() {
       await queue.obliterate({ force: true }).catch(() => undefined);

@@ -38,6 +38,7 @@ describe('parseConfig defaults', () => {
     ['itemsPerRequest', 50],
     ['concurrency', 4],
     ['reportsDir', './reports'],
+    ['csvBom', true],
     ['requestTimeoutMs', 30_000],
     ['connectTimeoutMs', 10_000],
     ['connectRetries', 4],
@@ -48,6 +49,7 @@ describe('parseConfig defaults', () => {
     ['logLevel', 'info'],
     ['apiToken', undefined],
     ['apiBaseUrl', undefined],
+    ['dashboardHosts', []],
   ])('an empty environment gives %s = %j', (key, value) => {
     expect(parseConfig({})[key as keyof ReturnType<typeof parseConfig>]).toEqual(value);
   });
@@ -68,8 +70,14 @@ describe('parseConfig values', () => {
     [{ CASHOUT_CONCURRENCY: '16' }, 'concurrency', 16],
     [{ CASHOUT_WALLET_COUNTRIES: 'EG,SA' }, 'walletCountries', ['EG', 'SA']],
     [{ CASHOUT_ALLOW_UNSAFE_REDIS: 'yes' }, 'allowUnsafeRedis', true],
+    [{ CASHOUT_CSV_BOM: 'false' }, 'csvBom', false],
     [{ CASHOUT_API_BASE_URL: 'https://pay.example.com/' }, 'apiBaseUrl', 'https://pay.example.com'],
     [{ CASHOUT_API_TOKEN: TOKEN }, 'apiToken', TOKEN],
+    [
+      { CASHOUT_DASHBOARD_HOSTS: 'Cashout.Example.com, ops.example.com:8443,[::1]:4020' },
+      'dashboardHosts',
+      ['cashout.example.com', 'ops.example.com:8443', '[::1]:4020'],
+    ],
   ])('%j → %s = %j', (env, key, value) => {
     expect(parseConfig(env)[key as keyof ReturnType<typeof parseConfig>]).toEqual(value);
   });
@@ -86,7 +94,12 @@ describe('parseConfig values', () => {
     ['REDIS_URL', 'http://127.0.0.1:6379'],
     ['CASHOUT_WALLET_COUNTRIES', 'eg'],
     ['CASHOUT_ALLOW_UNSAFE_REDIS', 'maybe'],
+    ['CASHOUT_CSV_BOM', 'no thanks'],
     ['CASHOUT_LOG_LEVEL', 'loud'],
+    ['CASHOUT_DASHBOARD_HOSTS', 'http://cashout.example.com'],
+    ['CASHOUT_DASHBOARD_HOSTS', 'cashout.example.com,,other.example'],
+    ['CASHOUT_DASHBOARD_HOSTS', 'cashout.example.com:99999'],
+    ['CASHOUT_DASHBOARD_HOSTS', 'cashout example.com'],
   ])('%s=%j is refused with config_invalid naming the variable', (key, value) => {
     const err = caught(() => parseConfig({ [key]: value }));
     expect(err.code).toBe('config_invalid');

@@ -1,6 +1,7 @@
 /**
  * CSV reports (src/results/csv-out.ts): cells a spreadsheet would run as a formula are defused,
  * numbers and phone numbers stay readable, and the file is owner-only, complete and parseable.
+ * It starts with a UTF-8 byte-order mark (for Excel) unless told not to.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +51,8 @@ describe('neutraliseCell', () => {
   });
 });
 
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 describe('openCsvOut', () => {
   const HEADER = ['line', 'holder_name', 'amount', 'mobile_number', 'reason'];
   const ROWS: (string | number | undefined)[][] = [
@@ -79,7 +82,7 @@ describe('openCsvOut', () => {
 
   it.each(EXPECTED.map((row, i) => [i, row] as const))('record %i reads back with the same values (commas, quotes, newlines, Arabic)', async (i, row) => {
     const { path } = await writeReport();
-    const records = parse(readFileSync(path, 'utf8'), { relax_column_count: false }) as string[][];
+    const records = parse(readFileSync(path, 'utf8'), { relax_column_count: false, bom: true }) as string[][];
     expect(records).toHaveLength(EXPECTED.length);
     expect(records[i]).toEqual(row);
   });
@@ -92,12 +95,32 @@ describe('openCsvOut', () => {
     check(await writeReport());
   });
 
+  it('starts with a UTF-8 byte-order mark, once, then the header', async () => {
+    const { path } = await writeReport();
+    const bytes = readFileSync(path);
+    expect(bytes.subarray(0, 3)).toEqual(BOM);
+    expect(bytes.subarray(3).toString('utf8').startsWith(`${HEADER.join(',')}\n`)).toBe(true);
+    expect(bytes.indexOf(BOM, 3)).toBe(-1);
+  });
+
+  it('with bom: false, starts with the header itself and reads back the same', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'plain.csv');
+    const out = openCsvOut(path, HEADER, { bom: false });
+    for (const row of ROWS) await out.write(row);
+    await out.close();
+    const text = readFileSync(path, 'utf8');
+    expect(text.startsWith(`${HEADER.join(',')}\n`)).toBe(true);
+    expect(parse(text)).toEqual(EXPECTED);
+  });
+
   it('a header-only report is a valid CSV with just the header', async () => {
     const dir = tempDir();
     const path = join(dir, 'empty.csv');
     const out = openCsvOut(path, HEADER);
     await out.close();
-    expect(parse(readFileSync(path, 'utf8'))).toEqual([HEADER]);
+    expect(parse(readFileSync(path, 'utf8'), { bom: true })).toEqual([HEADER]);
+    expect(readFileSync(path).subarray(0, 3)).toEqual(BOM);
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
@@ -118,7 +141,7 @@ describe('openCsvOut', () => {
     const n = 5_000;
     for (let i = 0; i < n; i++) await out.write([i, `row ${i} ${'x'.repeat(200)}`]);
     await out.close();
-    const records = parse(readFileSync(path, 'utf8')) as string[][];
+    const records = parse(readFileSync(path, 'utf8'), { bom: true }) as string[][];
     expect(records).toHaveLength(n + 1);
     expect(records.slice(1).map((r) => Number(r[0]))).toEqual(Array.from({ length: n }, (_, i) => i));
   });

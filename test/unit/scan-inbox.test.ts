@@ -5,6 +5,7 @@
  * once never import a file twice. Also the schedule's behaviour at Cairo's daylight-saving changes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -216,7 +217,12 @@ describe('outcomes and notes', () => {
 
     const q = await note('done', 'queued.csv');
     const id = queued('queued.csv').batchId;
-    expect(q).toBe(`file: queued.csv\nbatch: ${id}\noutcome: queued 2 rows in 1 withdrawal request\nreport: /reports/${id}\ntime: ${q.match(/time: (\S+)/)![1]}\n`);
+    const taken = `${CSV}queued.csv\n`;
+    const sha = createHash('sha256').update(taken).digest('hex');
+    expect(q).toBe(
+      `file: queued.csv\nbatch: ${id}\noutcome: queued 2 rows in 1 withdrawal request\nreport: /reports/${id}\n` +
+        `bytes: ${taken.length}\nsha256: ${sha}\ntime: ${q.match(/time: (\S+)/)![1]}\n`,
+    );
     expect(new Date(q.match(/time: (\S+)/)![1]!).getTime()).toBeGreaterThan(Date.now() - MIN);
 
     const refused = await note('failed', 'refused.csv');

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BankAccountItem, MobileWalletItem } from '../../src/contract/withdrawal-api.js';
-import type { LedgerRequest } from '../../src/submit/ledger.js';
+import type { LedgerRequest } from '../../src/ledger/index.js';
 import { mapRejection, remainderOf } from '../../src/submit/submit-request.js';
 
 const wallet = (amount: string, mobile: string): MobileWalletItem => ({
@@ -39,6 +39,7 @@ const REQUEST: LedgerRequest = {
   walletLines: [2, 5],
   bankLines: [3, 4],
   references: { '2': 'R-2', '4': 'R-4' },
+  payees: '2\tr:R-2\n5\tf:00000000000000000000000000000005#1\n3\tf:00000000000000000000000000000003#1\n4\tr:R-4\n',
   totalPiasters: 15000n + 10n + 150025n + 20n,
   attempts: 1,
 };
@@ -136,10 +137,13 @@ describe('remainderOf', () => {
   ])('%s', (_label, named, expected) => {
     const rest = remainderOf(REQUEST, new Set(named));
     // Strict: no extra keys, no empty arrays; resent items equal the originals field for field.
-    const { references, ...withoutReferences } = rest!;
+    const { references, payees, ...withoutReferences } = rest!;
     expect(withoutReferences).toStrictEqual(expected);
     // References travel with their rows only.
     expect(references).toStrictEqual(Object.fromEntries(Object.entries(REQUEST.references).filter(([line]) => !named.includes(Number(line)))));
+    // So do payee keys (the new request holds them): one per resent item, in the new body's order.
+    const kept = [...expected.walletLines, ...expected.bankLines];
+    expect(payees.split('\n').filter(Boolean).map((e) => Number(e.split('\t')[0]))).toEqual(kept);
   });
 
   it.each([

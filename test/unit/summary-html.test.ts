@@ -382,14 +382,15 @@ describe('scriptSafe and displayServiceUrl', () => {
   });
 });
 
-/** A real browser opens the page with the network cut off: the chart draws, nothing is fetched, nothing is refused. */
-// Debian's chromium (installed by .ci/run); a missing browser fails the test rather than skipping it.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * A real browser opens the page with the network cut off: the chart draws, nothing is fetched,
+ * nothing is refused. The browser is the one every browser test uses (test/support/browser.ts).
+ */
 
 describe('summary.html in a browser', () => {
   it('draws the chart offline under its own Content-Security-Policy and prints to A4', async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    const { launchTestBrowser } = await import('../support/browser.js');
+    const browser = await launchTestBrowser();
     try {
       const page = await browser.newPage();
       const requests: string[] = [];

@@ -212,6 +212,8 @@ describe('createRowValidator: mobile_number', () => {
     ['+20225791234', 'mobile_not_mobile', undefined],
     ['+971501234567', 'mobile_country', undefined],
     ['+2010012345', 'mobile_invalid', undefined],
+    ['+2001001234567', 'mobile_invalid', '+201001234567'],
+    ['+2010012345678', 'mobile_invalid', undefined],
   ])('%j → %s, suggestion %j', (mobile_number, code, suggestion) => {
     const issue = onlyIssue({ ...WALLET, mobile_number });
     expect(issue).toMatchObject({ column: 'mobile_number', code });
