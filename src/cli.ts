@@ -7,6 +7,8 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CashoutError, EXIT, exitCodeFor } from './errors.js';
 import type { AppContext } from './commands/context.js';
+import type { ChargeFlags } from './commands/charge.js';
+import { sandboxSettingsHelp } from './sandbox/settings-help.js';
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
@@ -179,14 +181,35 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(act(async (c, o: { once?: boolean }) => (await import('./commands/scheduler.js')).schedulerCommand(c, o)));
 
   program
+    .command('charge')
+    .description('charge one card (interface doc §2.1-2.3) and print the outcome; sent once, never again by itself')
+    .requiredOption('--amount <NN.NN>', 'amount in EGP, two decimals, sent and signed exactly as written')
+    .option('--card-number <digits>', 'the card number (16 digits); read from standard input when not given')
+    .option('--cvv <digits>', 'the CVV (3 digits); read from standard input when not given')
+    .requiredOption('--expiry <MM/YY>', 'the card\'s expiry month and year')
+    .requiredOption('--name <text>', 'the customer\'s name')
+    .requiredOption('--mobile <number>', 'the customer\'s mobile number in international format, e.g. +201001234567')
+    .requiredOption('--email <address>', 'the customer\'s e-mail address')
+    .requiredOption('--description <text>', 'what the charge is for; it becomes the payment name')
+    .requiredOption('--customer <id>', 'the customer\'s id in your own system (customer_merchant_profile_id)')
+    .option('--reference <id>', 'merchant_reference_id, letters and digits (default: a new one)')
+    .option('--json', 'print the outcome as JSON')
+    .action(act(async (c, o: ChargeFlags) => (await import('./commands/charge.js')).chargeCommand(c, o)));
+
+  program
     .command('sandbox')
     .description('run the local stand-in of the service\'s staging environment on 127.0.0.1')
     .option('--port <port>', 'port (default CASHOUT_SANDBOX_PORT or 4010; 0 = any free port)', port)
     .option('--host <address>', 'address to listen on (default 127.0.0.1; containers need 0.0.0.0)')
+    .addHelpText('after', sandboxSettingsHelp())
     .action(act(async (c, o: { port?: number; host?: string }) => (await import('./commands/sandbox.js')).sandboxCommand(c, o)));
 
-  program.exitOverride();
-  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // Every command, not only the top one: a usage error of a subcommand (a missing argument or
+  // option) is exit 2 like a mistyped command name, never commander's own process.exit(1).
+  for (const command of [program, ...program.commands]) {
+    command.exitOverride();
+    command.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  }
   return program;
 }
 

@@ -43,6 +43,10 @@ const EnvSchema = z.object({
   CASHOUT_API_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
   CASHOUT_API_TOKEN: z.string().min(1).optional(),
   CASHOUT_API_TOKEN_FILE: z.string().min(1).optional(),
+  CASHOUT_MERCHANT_CODE: z.string().min(1).optional(),
+  CASHOUT_MERCHANT_CODE_FILE: z.string().min(1).optional(),
+  CASHOUT_HASH_KEY: z.string().min(1).optional(),
+  CASHOUT_HASH_KEY_FILE: z.string().min(1).optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   CASHOUT_REDIS_PREFIX: z.string().min(1).default('{cashout}'),
   CASHOUT_REPORTS_DIR: z.string().min(1).default('./reports'),
@@ -64,6 +68,9 @@ const EnvSchema = z.object({
   CASHOUT_ALLOW_UNSAFE_REDIS: bool(false),
   CASHOUT_SANDBOX_PORT: int(0, 65_535, 4010),
   CASHOUT_SANDBOX_TOKEN: z.string().min(1).optional(),
+  CASHOUT_SANDBOX_MERCHANT_CODE: z.string().min(1).optional(),
+  CASHOUT_SANDBOX_HASH_KEY: z.string().min(1).optional(),
+  CASHOUT_SANDBOX_TEST_CARDS_FILE: z.string().min(1).optional(),
   CASHOUT_MAX_FILE_BYTES: int(1, 10_000_000_000, 200_000_000),
   CASHOUT_MAX_ROWS: int(1, 100_000_000, 2_000_000),
   CASHOUT_IMPORT_THREADS: z
@@ -91,6 +98,21 @@ const EnvSchema = z.object({
   CASHOUT_DASHBOARD_SECURE_COOKIES: bool(false),
   CASHOUT_DASHBOARD_HOSTS: hostList.optional(),
   CASHOUT_METRICS_PORT: int(0, 65_535, 0),
+  CASHOUT_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
+  CASHOUT_HEALTH_PORT: int(0, 65_535, 0),
+  CASHOUT_WEBHOOK_URLS: z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()).filter((u) => u !== ''))
+    .refine((urls) => urls.every((u) => /^https?:\/\/[^\s]+$/.test(u) && URL.canParse(u)), {
+      message: 'must be http(s) addresses separated by commas',
+    })
+    .optional(),
+  CASHOUT_WEBHOOK_SECRET: z.string().min(16, 'must have at least 16 characters').optional(),
+  CASHOUT_WEBHOOK_SECRET_FILE: z.string().min(1).optional(),
+  CASHOUT_WEBHOOK_ATTEMPTS: int(1, 50, 8),
+  CASHOUT_WEBHOOK_BACKOFF_MS: int(1, 3_600_000, 5_000),
+  CASHOUT_WEBHOOK_TIMEOUT_MS: int(100, 120_000, 10_000),
+  CASHOUT_DASHBOARD_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
   CASHOUT_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -100,6 +122,10 @@ export interface Config {
   readonly apiBaseUrl: string | undefined;
   /** Bearer token (interface doc §5.1). Never logged, never written to a report. */
   readonly apiToken: string | undefined;
+  /** Merchant code for the card charge signature (interface doc §5.2). A secret: never logged. */
+  readonly merchantCode: string | undefined;
+  /** Hash key for the card charge signature (interface doc §5.2). A secret: never logged. */
+  readonly hashKey: string | undefined;
   readonly redisUrl: string | undefined;
   /** BullMQ and ledger key prefix; the `{…}` hash tag keeps every key in one Redis Cluster slot. */
   readonly redisPrefix: string;
@@ -131,6 +157,11 @@ export interface Config {
   readonly allowUnsafeRedis: boolean;
   readonly sandboxPort: number;
   readonly sandboxToken: string | undefined;
+  /** Merchant code and hash key the sandbox checks charge signatures with; undefined = random per run. */
+  readonly sandboxMerchantCode: string | undefined;
+  readonly sandboxHashKey: string | undefined;
+  /** JSON file replacing the sandbox's test card table. */
+  readonly sandboxTestCardsFile: string | undefined;
   /** Largest payout file accepted, in bytes (refused before parsing). */
   readonly maxFileBytes: number;
   /** Most data rows accepted in one file. */
@@ -174,6 +205,22 @@ export interface Config {
   readonly dashboardHosts: readonly string[];
   /** Port of the worker's /metrics endpoint; 0 = none. */
   readonly metricsPort: number;
+  /** Address of the worker's and scheduler's GET /healthz endpoint. */
+  readonly healthHost: string;
+  /** Port of the worker's and scheduler's GET /healthz endpoint; 0 = none. */
+  readonly healthPort: number;
+  /** Addresses that receive the batch notifications (README "Notifications"); empty = none. */
+  readonly webhookUrls: readonly string[];
+  /** Key of the notifications' HMAC-SHA256 signature. A secret: never logged. */
+  readonly webhookSecret: string | undefined;
+  /** Deliveries of one notification to one address before it is given up (first try included). */
+  readonly webhookAttempts: number;
+  /** Wait before the first retry of a delivery, in ms; doubles with each retry. */
+  readonly webhookBackoffMs: number;
+  /** Time one delivery may take, in ms. */
+  readonly webhookTimeoutMs: number;
+  /** The dashboard's address as people open it, for links in notifications (no trailing slash). */
+  readonly dashboardUrl: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -186,6 +233,20 @@ export function withDotEnv(env: NodeJS.ProcessEnv, cwd: string): Record<string, 
   if (!existsSync(file)) return { ...env };
   const fromFile = parseEnv(readFileSync(file, 'utf8'));
   return { ...fromFile, ...env };
+}
+
+/**
+ * A secret setting (`CASHOUT_X`, or the file `CASHOUT_X_FILE` names, which wins): the file's text,
+ * trimmed, else `value`. Throws `CashoutError('config_invalid')` naming `fileKey` (never the value)
+ * when the file cannot be read.
+ */
+function secretSetting(value: string | undefined, file: string | undefined, fileKey: string): string | undefined {
+  if (!file) return value;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new CashoutError('config_invalid', `setting ${fileKey} names a file that cannot be read`, { key: fileKey });
+  }
 }
 
 /**
@@ -208,17 +269,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new CashoutError('config_invalid', `setting ${key} is invalid: ${issue.message}`, { key });
   }
   const e = parsed.data;
-  let apiToken = e.CASHOUT_API_TOKEN;
-  if (e.CASHOUT_API_TOKEN_FILE) {
-    try {
-      apiToken = readFileSync(e.CASHOUT_API_TOKEN_FILE, 'utf8').trim();
-    } catch {
-      throw new CashoutError('config_invalid', `setting CASHOUT_API_TOKEN_FILE names a file that cannot be read`, { key: 'CASHOUT_API_TOKEN_FILE' });
-    }
-  }
   return Object.freeze({
     apiBaseUrl: e.CASHOUT_API_BASE_URL?.replace(/\/+$/, ''),
-    apiToken,
+    apiToken: secretSetting(e.CASHOUT_API_TOKEN, e.CASHOUT_API_TOKEN_FILE, 'CASHOUT_API_TOKEN_FILE'),
+    merchantCode: secretSetting(e.CASHOUT_MERCHANT_CODE, e.CASHOUT_MERCHANT_CODE_FILE, 'CASHOUT_MERCHANT_CODE_FILE'),
+    hashKey: secretSetting(e.CASHOUT_HASH_KEY, e.CASHOUT_HASH_KEY_FILE, 'CASHOUT_HASH_KEY_FILE'),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.CASHOUT_REDIS_PREFIX,
     reportsDir: e.CASHOUT_REPORTS_DIR,
@@ -237,6 +292,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowUnsafeRedis: e.CASHOUT_ALLOW_UNSAFE_REDIS,
     sandboxPort: e.CASHOUT_SANDBOX_PORT,
     sandboxToken: e.CASHOUT_SANDBOX_TOKEN,
+    sandboxMerchantCode: e.CASHOUT_SANDBOX_MERCHANT_CODE,
+    sandboxHashKey: e.CASHOUT_SANDBOX_HASH_KEY,
+    sandboxTestCardsFile: e.CASHOUT_SANDBOX_TEST_CARDS_FILE,
     maxFileBytes: e.CASHOUT_MAX_FILE_BYTES,
     maxRows: e.CASHOUT_MAX_ROWS,
     importThreads: e.CASHOUT_IMPORT_THREADS,
@@ -259,8 +317,41 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dashboardSecureCookies: e.CASHOUT_DASHBOARD_SECURE_COOKIES,
     dashboardHosts: Object.freeze(e.CASHOUT_DASHBOARD_HOSTS ?? []),
     metricsPort: e.CASHOUT_METRICS_PORT,
+    healthHost: e.CASHOUT_HEALTH_HOST,
+    healthPort: e.CASHOUT_HEALTH_PORT,
+    ...webhookSettings(e),
     logLevel: e.CASHOUT_LOG_LEVEL,
   });
+}
+
+/**
+ * The notification settings; throws `config_invalid` when addresses are set without a secret
+ * (an unsigned notification could be forged by anyone who can reach the receiver).
+ */
+function webhookSettings(e: z.infer<typeof EnvSchema>) {
+  const urls = e.CASHOUT_WEBHOOK_URLS ?? [];
+  let secret = e.CASHOUT_WEBHOOK_SECRET;
+  if (e.CASHOUT_WEBHOOK_SECRET_FILE) {
+    try {
+      secret = readFileSync(e.CASHOUT_WEBHOOK_SECRET_FILE, 'utf8').trim();
+    } catch {
+      const key = 'CASHOUT_WEBHOOK_SECRET_FILE';
+      throw new CashoutError('config_invalid', `setting ${key} names a file that cannot be read`, { key });
+    }
+  }
+  if (urls.length > 0 && (secret === undefined || secret.length < 16)) {
+    const message = 'setting CASHOUT_WEBHOOK_SECRET (or CASHOUT_WEBHOOK_SECRET_FILE) is missing or shorter than 16 '
+      + 'characters: notifications to CASHOUT_WEBHOOK_URLS are always signed';
+    throw new CashoutError('config_invalid', message, { key: 'CASHOUT_WEBHOOK_SECRET' });
+  }
+  return {
+    webhookUrls: Object.freeze(urls),
+    webhookSecret: secret,
+    webhookAttempts: e.CASHOUT_WEBHOOK_ATTEMPTS,
+    webhookBackoffMs: e.CASHOUT_WEBHOOK_BACKOFF_MS,
+    webhookTimeoutMs: e.CASHOUT_WEBHOOK_TIMEOUT_MS,
+    dashboardUrl: e.CASHOUT_DASHBOARD_URL?.replace(/\/+$/, ''),
+  };
 }
 
 /** Default Redis address when `REDIS_URL` is not set. */

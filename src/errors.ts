@@ -36,6 +36,9 @@ export type ErrorCode =
   | 'approval_expired'
   | 'payee_held'
   | 'service_mismatch'
+  // HTTP API keys and notifications
+  | 'api_key_not_found'
+  | 'notify_failed'
   // exit 3: Redis cannot be reached or is unsafe
   | 'redis_unreachable'
   | 'redis_unsafe'

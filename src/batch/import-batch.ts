@@ -27,7 +27,8 @@ import type { RowRules } from '../import/validate-row.js';
 import type { Ledger } from '../ledger/index.js';
 import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
-import { openCsvOut, type CsvOut } from '../results/csv-out.js';
+import { openRejectedRows, type RejectedRowsOut } from './rejected-rows.js';
+import { alignCells } from '../import/field-count.js';
 
 /** Largest wallet total kept exactly, in piasters (2^32 − 1). */
 const MAX_TOTAL = 0xffffffffn;
@@ -66,6 +67,11 @@ export interface ImportDeps {
    * threads (CASHOUT_IMPORT_THREADS); the defaults when absent (`readOptionsFrom` builds them).
    */
   readonly limits?: Pick<ScanOptions, 'maxBytes' | 'maxRows' | 'maxFieldLength' | 'threads'>;
+  /**
+   * Told of a batch that awaits approval, with the file's name, once it is recorded so (the
+   * notification `batch.awaiting_approval`, src/notify/batch-events.ts). Must not throw.
+   */
+  readonly onAwaitingApproval?: (result: ImportResult, fileName: string) => Promise<void>;
 }
 
 /** Limits and maker-checker rules applied to a whole batch. Amounts are EGP decimal strings. */
@@ -246,7 +252,8 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   const writeNote = async (note: RowNote) => {
     if (!notesOut.write(`${JSON.stringify(note)}\n`)) await once(notesOut, 'drain');
   };
-  let rejectedOut: CsvOut | undefined;
+  let rejectedOut: RejectedRowsOut | undefined;
+  const rowWidth = Math.max(...Object.values(scan.index)) + 1;
   const grouper = createJsonGrouper(deps.itemsPerRequest);
   // Cross-row checks keep 12 to 16 bytes per row (fingerprint tables), never the rows.
   const sameNumber = createFingerprintTable(false, scan.estimatedRows);
@@ -274,8 +281,9 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   const invalid = async (line: number, cells: readonly string[], issues: readonly RowIssue[]) => {
     invalidRows++;
     await writeNote({ line, status: 'invalid', issues });
-    rejectedOut ??= openCsvOut(join(reportDir, BATCH_FILES.rejected), scan.header, { bom: deps.csvBom });
-    await rejectedOut.write(cells);
+    rejectedOut ??= openRejectedRows(join(reportDir, BATCH_FILES.rejected), scan.header, { bom: deps.csvBom });
+    // A row with the wrong number of fields keeps its own cells (a quote-split value joined again).
+    await rejectedOut.write(line, alignCells(cells, rowWidth, options.delimiter ?? ',') ?? cells, issues);
   };
 
   try {
@@ -416,7 +424,9 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     const until = new Date(Date.now() + (policy.approvalExpiryHours ?? 72) * 3_600_000).toISOString();
     await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests }, until);
     log.info({ requests, total: formatPiasters(totalPiasters), until }, 'batch awaits approval; nothing is sent before it');
-    return { ...result, state: 'awaiting_approval', requests };
+    const awaiting: ImportResult = { ...result, state: 'awaiting_approval', requests };
+    await deps.onAwaitingApproval?.(awaiting, basename(path));
+    return awaiting;
   }
   await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests });
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));

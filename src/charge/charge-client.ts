@@ -55,11 +55,13 @@ export function checkChargeInput(input: unknown): ChargeInput {
   if (!parsed.success) {
     const fields = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? 'charge')))];
     const problems = fields.map((f) => {
-      const present = input !== null && typeof input === 'object' && (input as Record<string, unknown>)[f] !== undefined;
+      const given = input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[f] : undefined;
+      const present = given !== undefined;
       const rule = CHARGE_FIELD_RULES[f as ChargeField]?.rule ?? 'an object of the §2.1 fields';
       return present ? `${f} must be ${rule}` : `${f} is missing`;
     });
-    throw new CashoutError('charge_invalid', `the charge was not sent: ${problems.join('; ')} (interface doc §2.1)`, { fields });
+    const message = `the charge was not sent: ${problems.join('; ')} (interface doc §2.1)`;
+    throw new CashoutError('charge_invalid', message, { fields });
   }
   const out = {} as Record<(typeof INPUT_FIELDS)[number], string>;
   for (const f of INPUT_FIELDS) out[f] = parsed.data[f];
@@ -86,17 +88,20 @@ export function buildChargeBody(input: ChargeInput, secrets: ChargeSecrets): { b
 /** Opens a charge client. Throws `CashoutError('config_invalid')` when the merchant code or hash key is missing. */
 export function createChargeClient(opts: ChargeClientOptions): ChargeClient {
   if (!opts.merchantCode) {
-    throw new CashoutError('config_invalid', 'setting CASHOUT_MERCHANT_CODE (or CASHOUT_MERCHANT_CODE_FILE) is missing', { key: 'CASHOUT_MERCHANT_CODE' });
+    const key = 'CASHOUT_MERCHANT_CODE';
+    throw new CashoutError('config_invalid', `setting ${key} (or ${key}_FILE) is missing`, { key });
   }
   if (!opts.hashKey) {
-    throw new CashoutError('config_invalid', 'setting CASHOUT_HASH_KEY (or CASHOUT_HASH_KEY_FILE) is missing', { key: 'CASHOUT_HASH_KEY' });
+    const key = 'CASHOUT_HASH_KEY';
+    throw new CashoutError('config_invalid', `setting ${key} (or ${key}_FILE) is missing`, { key });
   }
   const secrets: ChargeSecrets = { merchantCode: opts.merchantCode, hashKey: opts.hashKey };
   const http = createServiceHttp(opts);
   return {
     async charge(input) {
       const { body, text } = buildChargeBody(input, secrets);
-      const about = { merchantReferenceId: body.merchant_reference_id, amount: body.amount, card: maskCardNumber(body.card_number) };
+      const card = maskCardNumber(body.card_number);
+      const about = { merchantReferenceId: body.merchant_reference_id, amount: body.amount, card };
       const started = Date.now();
       const result = classifyCharge(await http.post(CHARGE_PATH, text));
       opts.log?.info(

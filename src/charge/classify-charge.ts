@@ -59,7 +59,9 @@ export interface ChargeUnknown {
 /** What a charge came to. `rejected` is the §7 refusal (nothing created). */
 export type ChargeResult = Charged | OtpRequired | Rejected | ChargeNotSent | ChargeUnknown;
 
-const UNKNOWN_ADVICE = 'the card may or may not have been charged; look the merchant reference up in the merchant dashboard before charging again';
+const UNKNOWN_ADVICE =
+  'the card may or may not have been charged; ' +
+  'look the merchant reference up in the merchant dashboard before charging again';
 
 /** A short text the service gave with an unexpected answer, if any (card-like numbers masked). */
 function serviceText(body: unknown): string | undefined {
@@ -69,6 +71,13 @@ function serviceText(body: unknown): string | undefined {
   return text === undefined ? undefined : scrubCardNumbers(text.trim().slice(0, 200));
 }
 
+/** A rejection with anything card-like in the service's texts masked (they come from outside). */
+function scrubbed(r: Rejected): Rejected {
+  const errors: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(r.errors)) errors[scrubCardNumbers(k)] = v.map(scrubCardNumbers);
+  return { ...r, message: scrubCardNumbers(r.message), errors };
+}
+
 /** Classifies one charge POST result (see the module comment for the rules). */
 export function classifyCharge(result: HttpResult): ChargeResult {
   if (result.kind === 'response' && result.status === 200) {
@@ -76,7 +85,13 @@ export function classifyCharge(result: HttpResult): ChargeResult {
     const otp = ThreeDSecureRequired.safeParse(json);
     if (otp.success) {
       const d = otp.data;
-      return { kind: 'otp_required', httpStatus: 200, serviceReferenceId: d.service_reference_id, statusDescription: d.status_description, type: d.type };
+      return {
+        kind: 'otp_required',
+        httpStatus: 200,
+        serviceReferenceId: d.service_reference_id,
+        statusDescription: d.status_description,
+        type: d.type,
+      };
     }
     const charged = ChargedDirectly.safeParse(json);
     if (charged.success) {
@@ -91,8 +106,9 @@ export function classifyCharge(result: HttpResult): ChargeResult {
         type: d.type,
       };
     }
+    const rejected = rejectionIn(json, 200);
     return (
-      rejectionIn(json, 200) ?? {
+      (rejected && scrubbed(rejected)) ?? {
         kind: 'unknown',
         httpStatus: 200,
         message: `the service answered 200 with a body that is neither documented charge answer; ${UNKNOWN_ADVICE}`,
@@ -102,7 +118,7 @@ export function classifyCharge(result: HttpResult): ChargeResult {
   const other = classifyNotOk(result);
   switch (other.kind) {
     case 'rejected':
-      return other;
+      return scrubbed(other);
     case 'not_sent': {
       const { retryAfterMs: _wait, ...rest } = other;
       const message =
@@ -115,7 +131,8 @@ export function classifyCharge(result: HttpResult): ChargeResult {
     }
     case 'unknown': {
       if (result.kind === 'error') {
-        return { kind: 'unknown', message: `no answer from the service after the request was sent (${result.code}); ${UNKNOWN_ADVICE}` };
+        const message = `no answer from the service after the request was sent (${result.code}); ${UNKNOWN_ADVICE}`;
+        return { kind: 'unknown', message };
       }
       const said = serviceText(parseJson(result.body));
       const what = `the service answered HTTP ${result.status}${said ? ` ("${said}")` : ''}`;

@@ -21,6 +21,8 @@ import type { WorkerSettings } from '../../jobs/index.js';
 import { userInfo } from 'node:os';
 import { serviceAddress, tokenFingerprint } from '../submit/service-address.js';
 import { actorText, type Actor } from '../ledger/actions.js';
+import { createNotifier, NO_NOTIFIER, type Notifier } from '../notify/notifier.js';
+import { notifyAwaitingApproval } from '../notify/batch-events.js';
 
 /** What every command gets. */
 export interface AppContext {
@@ -48,6 +50,8 @@ export interface QueueHandles {
   readonly ledger: Ledger;
   readonly prefix: string;
   readonly privateRedis?: PrivateRedis;
+  /** Queues batch notifications (CASHOUT_WEBHOOK_URLS); queues nothing for a sandbox run. */
+  readonly notifier: Notifier;
   close(): Promise<void>;
 }
 
@@ -87,6 +91,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
   const prefix = opts.sandbox ? `${ctx.config.redisPrefix}:sandbox-${randomBytes(4).toString('hex')}` : ctx.config.redisPrefix;
   const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
   const ledger = openLedger(redis, prefix, { duplicateWindowHours: ctx.config.duplicateWindowHours });
+  const notifier = opts.sandbox ? NO_NOTIFIER : createNotifier(notifySettings(ctx.config), workerRedis, prefix, ctx.log);
   return {
     redis,
     workerRedis,
@@ -94,12 +99,24 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
     ledger,
     prefix,
     ...(privateRedis ? { privateRedis } : {}),
+    notifier,
     async close() {
+      await notifier.close();
       await queue.close();
       await closeRedis(workerRedis);
       await closeRedis(redis);
       await privateRedis?.stop();
     },
+  };
+}
+
+/** Notification settings from configuration (CASHOUT_WEBHOOK_*, CASHOUT_DASHBOARD_URL). */
+export function notifySettings(config: Config) {
+  return {
+    urls: config.webhookUrls,
+    attempts: config.webhookAttempts,
+    backoffMs: config.webhookBackoffMs,
+    dashboardUrl: config.dashboardUrl,
   };
 }
 
@@ -137,6 +154,7 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     ...(token ? { tokenFingerprint: tokenFingerprint(token) } : {}),
     policy: batchPolicy(ctx.config),
     limits: readOptionsFrom(ctx.config),
+    onAwaitingApproval: notifyAwaitingApproval(handles.notifier),
   };
 }
 
@@ -222,4 +240,17 @@ export function serviceTarget(config: Config): { baseUrl: string; token: string 
   if (!config.apiBaseUrl) throw new CashoutError('config_invalid', 'setting CASHOUT_API_BASE_URL is missing: set the service address (or use --sandbox)', { key: 'CASHOUT_API_BASE_URL' });
   if (!config.apiToken) throw new CashoutError('config_invalid', 'setting CASHOUT_API_TOKEN (or CASHOUT_API_TOKEN_FILE) is missing (or use --sandbox)', { key: 'CASHOUT_API_TOKEN' });
   return { baseUrl: config.apiBaseUrl, token: config.apiToken };
+}
+
+/**
+ * The service address from configuration, and the token when one is set: what an import needs (it
+ * records the address, and the token's fingerprint when it has one). The scheduler imports with it,
+ * so it runs without the token. Throws `CashoutError('config_invalid')` when the address is missing.
+ */
+export function importTarget(config: Config): { baseUrl: string; token?: string } {
+  if (!config.apiBaseUrl) {
+    const message = 'setting CASHOUT_API_BASE_URL is missing: set the service address the batches are imported for';
+    throw new CashoutError('config_invalid', message, { key: 'CASHOUT_API_BASE_URL' });
+  }
+  return { baseUrl: config.apiBaseUrl, ...(config.apiToken ? { token: config.apiToken } : {}) };
 }

@@ -6,6 +6,10 @@
  * CASHOUT_INBOX_DIR, until SIGTERM/SIGINT: the scan in hand finishes the file it is importing,
  * then the process exits 0. Daylight-saving behaviour: see jobs/schedule.ts.
  *
+ * Needs the service address (CASHOUT_API_BASE_URL), not the token: a batch records the address,
+ * and the token's fingerprint only when the token is set. With CASHOUT_HEALTH_PORT, serves GET
+ * /healthz (200 while its Redis connections answer and its scan worker runs).
+ *
  * With `--once`: one scan now, in this process. Exit 0 when every file taken was imported (or
  * nothing was there), 1 when some file was not (it is in `failed/` with a note, or left in
  * `processing/` for a later scan after an error that was not the file's fault).
@@ -18,11 +22,12 @@ import { createInboxImporter } from '../inbox/inbox-import.js';
 import { scanInbox, type ScanDeps, type ScanReport } from '../inbox/scan-inbox.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
-import { importDeps, openQueues, serviceTarget, type AppContext } from './context.js';
+import { redisCheck, serveHealth } from '../health.js';
+import { importDeps, importTarget, openQueues, type AppContext } from './context.js';
 
 /** Runs the scheduler; returns the exit code. */
 export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
-  const target = serviceTarget(ctx.config);
+  const target = importTarget(ctx.config);
   const schedule = opts.once ? undefined : checkInboxSchedule({ pattern: ctx.config.schedule, tz: ctx.config.timezone });
   const handles = await openQueues(ctx);
   let stopping = false;
@@ -59,12 +64,28 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
     try {
       const next = await registerInboxSchedule(inboxQueue, schedule);
       const worker = startInboxWorker({ connection: handles.workerRedis, prefix: handles.prefix }, createScanInboxProcessor(scanDeps), ctx.log);
+      const health =
+        ctx.config.healthPort > 0
+          ? await serveHealth({
+              host: ctx.config.healthHost,
+              port: ctx.config.healthPort,
+              checks: [
+                redisCheck('redis', handles.redis),
+                redisCheck('queue-redis', handles.workerRedis),
+                { name: 'scheduler', check: () => !stopping && worker.isRunning() },
+              ],
+            }).catch(async (err: unknown) => {
+              await worker.close();
+              throw err;
+            })
+          : undefined;
       ctx.log.info(
         { inbox: ctx.config.inboxDir, schedule: schedule.pattern, tz: schedule.tz, next: next === undefined ? undefined : new Date(next).toISOString() },
         'scheduler started',
       );
       if (!stopping) await new Promise<void>((resolve) => (wake = resolve));
       ctx.log.info('stopping: the scan in hand finishes its current file');
+      await health?.close();
       await worker.close();
     } finally {
       await inboxQueue.close();

@@ -5,11 +5,12 @@
  * `STOP_RECORD_GRACE_MS`, whatever Redis does. Exit 0 when every one was recorded; else
  * `EXIT_LEFT_FOR_RECOVERY`, with a log line naming the requests left for the recovery sweep.
  */
-import { startSubmitWorker } from '../../jobs/index.js';
+import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport } from '../results/write-report.js';
 import { EXIT } from '../errors.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
+import { redisCheck, serveHealth } from '../health.js';
 import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
 
 /**
@@ -37,8 +38,26 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   }
   const metrics = createMetrics({ queues: [handles.queue], ledger: handles.ledger });
   const metricsServer = ctx.config.metricsPort > 0 ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort) : undefined;
+  // GET /healthz: 200 while both Redis connections answer and the queue worker runs (and is not stopping).
+  let worker: RunningWorker | undefined;
+  let stopping = false;
+  const healthServer =
+    ctx.config.healthPort > 0
+      ? await serveHealth({
+          host: ctx.config.healthHost,
+          port: ctx.config.healthPort,
+          checks: [
+            redisCheck('redis', handles.redis),
+            redisCheck('queue-redis', handles.workerRedis),
+            { name: 'worker', check: () => !stopping && worker !== undefined && worker.workers.every((w) => w.isRunning()) },
+          ],
+        }).catch(async (err: unknown) => {
+          await Promise.all([metricsServer?.close(), handles.close()]);
+          throw err;
+        })
+      : undefined;
   const client = paymentClientFor(ctx, target);
-  const worker = startSubmitWorker(
+  worker = startSubmitWorker(
     workerSettingsFor(ctx, handles, target.baseUrl, { makeDurable, metrics }),
     {
       ledger: handles.ledger,
@@ -57,6 +76,7 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  stopping = true;
   const budgetMs = ctx.config.requestTimeoutMs + STOP_RECORD_GRACE_MS;
   ctx.log.info({ withinMs: budgetMs }, 'stopping: no new submission starts; in-flight ones finish and are recorded');
   const stopped = await worker.stop(Date.now() + budgetMs);
@@ -67,6 +87,7 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   if (stopped.forced) dropRedis();
   await Promise.all([
     closeWithin(() => metricsServer?.close()),
+    closeWithin(() => healthServer?.close()),
     closeWithin(() => client.close()),
     stopped.forced ? undefined : closeWithin(() => handles.close(), dropRedis),
   ]);

@@ -39,7 +39,10 @@ export const CHARGE_FIELD_RULES = {
   customer_merchant_profile_id: { pattern: NOT_BLANK, rule: 'not empty' },
   amount: { pattern: AMOUNT_PATTERN, rule: 'a decimal with two places (NN.NN)' },
   customer_name: { pattern: NOT_BLANK, rule: 'not empty' },
-  customer_mobile: { pattern: /^\+[1-9]\d{6,14}$/, rule: 'a mobile number in international format (+ and 7 to 15 digits)' },
+  customer_mobile: {
+    pattern: /^\+[1-9]\d{6,14}$/,
+    rule: 'a mobile number in international format (+ and 7 to 15 digits)',
+  },
   customer_email: { pattern: /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/, rule: 'a valid e-mail address' },
   card_number: { pattern: /^\d{16}$/, rule: '16 digits' },
   cvv: { pattern: /^\d{3}$/, rule: '3 digits' },
@@ -66,7 +69,10 @@ export const ChargeRequestBody = z.object(
 );
 export type ChargeRequestBody = Record<ChargeField, string>;
 
-/** Success body without 3-D Secure, HTTP 200 (interface doc §2.2): the customer has been charged. Extra fields are tolerated. */
+/**
+ * Success body without 3-D Secure, HTTP 200 (interface doc §2.2): the customer has been charged.
+ * Extra fields are tolerated.
+ */
 export const ChargedDirectly = z.object({
   success: z.literal(true),
   status_code: z.literal(200),

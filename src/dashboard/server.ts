@@ -35,6 +35,7 @@ import { verifyPassword, type UserTable } from './users.js';
 import { hostAllowed, MISDIRECTED_TEXT, parseHost, type HostEntry } from './host-guard.js';
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS, loginLimiter } from './login-limit.js';
 import type { MetricsRegistry } from '../metrics.js';
+import { API_ROUTE_PREFIX, httpApi, type ApiDeps } from '../api/routes.js';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'cashout_session';
@@ -59,6 +60,8 @@ export interface DashboardDeps {
    * "name:port" (CASHOUT_DASHBOARD_HOSTS, the address listened on).
    */
   readonly allowedHosts?: readonly string[];
+  /** The HTTP API under /api/v1 (src/api/routes.ts), with what its uploads need; none when absent. */
+  readonly api?: Pick<ApiDeps, 'import' | 'maxFileBytes'>;
 }
 
 const TEMPLATES = join(PACKAGE_ROOT, 'src', 'dashboard', 'templates');
@@ -142,6 +145,8 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
 
   app.addHook('onRequest', async (req, reply) => {
     const route = req.routeOptions.url;
+    // API routes take no cookie: their bearer key is checked by the API's own hook (src/api/routes.ts).
+    if (deps.api && route?.startsWith(`${API_ROUTE_PREFIX}/`)) return undefined;
     const unsafe = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
     if (unsafe && !sameOrigin(req)) return reply.code(403).send({ error: 'cross-site request refused' });
     if (deps.users === 'none') {
@@ -328,6 +333,8 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     }
     return reply.redirect(`/batches/${id}`, 303);
   });
+
+  if (deps.api) await app.register(httpApi({ ...deps, ...deps.api }), { prefix: API_ROUTE_PREFIX });
 
   if (deps.metrics) {
     const metrics = deps.metrics;

@@ -6,7 +6,7 @@
  * ISO 7064 MOD-97 check passes.
  */
 import type { RowIssue } from './row-issues.js';
-import { toLatinDigits } from './digits.js';
+import { NON_LATIN_DIGIT, SCIENTIFIC, digitKind, toLatinDigits } from './digits.js';
 
 /** Fewest and most digits accepted for a domestic account number. */
 export const ACCOUNT_DIGITS = { min: 6, max: 30 } as const;
@@ -40,9 +40,12 @@ export function checkAccount(value: string): RowIssue | undefined {
   const params = ACCOUNT_DIGITS;
   const direct = checkCompact(value);
   if (direct === undefined) return undefined;
+  if (SCIENTIFIC.test(value)) return { column, code: 'number_scientific', found: value };
   const compact = toLatinDigits(value).replace(/[\s\-.\u00a0]/g, '').toUpperCase();
   if (compact !== value && checkCompact(compact) === undefined) {
-    return { column, code: 'account_format', found: value, suggestion: compact };
+    return NON_LATIN_DIGIT.test(value)
+      ? { column, code: 'account_non_latin_digits', found: value, suggestion: compact, params: { kind: digitKind(value) } }
+      : { column, code: 'account_format', found: value, suggestion: compact };
   }
   const code = /^[A-Za-z]{2}/.test(value) ? checkCompact(compact) ?? direct : direct;
   return { column, code, found: value, params };

@@ -5,7 +5,7 @@
  * it can be derived without rounding, a suggestion.
  */
 import { AMOUNT_PATTERN } from '../money.js';
-import { NON_LATIN_DIGIT, toLatinDigits } from './digits.js';
+import { NON_LATIN_DIGIT, digitKind, toLatinDigits } from './digits.js';
 import type { RowIssue } from './row-issues.js';
 
 /** Most digits accepted before the dot (a guard against typos; the service's maximum is not shown, §8). */
@@ -32,7 +32,13 @@ export function checkAmount(value: string): RowIssue | undefined {
     }
     return undefined;
   }
-  if (NON_LATIN_DIGIT.test(value)) return issue('amount_non_latin_digits', suggestFrom(toLatinDigits(value).trim()));
+  if (NON_LATIN_DIGIT.test(value)) {
+    // The same value in digits 0-9: valid as it stands, or with the fix its own rule suggests.
+    const latin = toLatinDigits(value).trim();
+    const again = checkAmount(latin);
+    const suggestion = again === undefined ? latin : again.suggestion;
+    return { ...issue('amount_non_latin_digits', suggestion), params: { kind: digitKind(value) } };
+  }
   if (value.trim() !== value) {
     const inner = value.trim();
     return issue('amount_whitespace', AMOUNT_PATTERN.test(inner) ? inner : undefined);

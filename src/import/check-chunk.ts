@@ -281,7 +281,7 @@ function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>)
  * file's problems: they come back in the part (`fallback` or `error`).
  */
 export function createChunkChecker(settings: ChunkSettings) {
-  const validate = createRowValidator(settings.header, settings.rules, { checkReferences: false });
+  const validate = createRowValidator(settings.header, settings.rules, { checkReferences: false, delimiter: settings.read.delimiter ?? ',' });
 
   const addRecord = (part: ReturnType<typeof createPartBuilder>, cells: readonly string[], relLine: number) => {
     const outcome = validate(cells, relLine);

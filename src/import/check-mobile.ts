@@ -13,7 +13,7 @@ import type { CountryCode } from 'libphonenumber-js/max';
 import { Metadata } from 'libphonenumber-js/core';
 import metadataMax from 'libphonenumber-js/metadata.max.json';
 import type { RowIssue } from './row-issues.js';
-import { toLatinDigits } from './digits.js';
+import { NON_LATIN_DIGIT, SCIENTIFIC, digitKind, toLatinDigits } from './digits.js';
 
 /** Number types a national number is tested against besides MOBILE (libphonenumber's order). */
 const OTHER_TYPES = ['PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL', 'FIXED_LINE'] as const;
@@ -131,8 +131,11 @@ export function checkMobileFully(value: string, countries: readonly string[]): R
     if (phone.number !== value) return { ...invalidWritten(value, countries), suggestion: phone.number };
     return undefined;
   }
+  // A spreadsheet's scientific notation (2.01001E+11) has lost digits: nothing can be suggested.
+  if (SCIENTIFIC.test(value)) return { column, code: 'number_scientific', found };
   // Not in E.164 form: find out whether it is a recognisable mobile number written another way.
-  const compact = toLatinDigits(value).replace(/[\s\-().\u00a0]/g, '').replace(/^00/, '+');
+  const compact = toLatinDigits(value.replace(/\uff0b/g, '+')).replace(/[\s\-().\u00a0]/g, '').replace(/^00/, '+');
+  const digits = NON_LATIN_DIGIT.test(value) ? { params: { digits: digitKind(value) } } : {};
   const defaultCountry = (countries[0] ?? 'EG') as CountryCode;
   const candidates = compact.startsWith('+') ? [compact] : [compact, `+${compact}`];
   for (const c of candidates) {
@@ -140,7 +143,7 @@ export function checkMobileFully(value: string, countries: readonly string[]): R
     if (phone && phone.isValid() && phone.country && countries.includes(phone.country)) {
       const kind = phone.getType();
       if (kind === 'MOBILE' || kind === 'FIXED_LINE_OR_MOBILE') {
-        return { column, code: 'mobile_not_international', found, suggestion: phone.number };
+        return { column, code: 'mobile_not_international', found, suggestion: phone.number, ...digits };
       }
     }
   }

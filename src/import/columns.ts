@@ -27,6 +27,13 @@ export const BANK_ONLY: readonly ColumnName[] = ['bank_name', 'bank_address', 'a
 /** Columns that may be left out of the header. */
 export const OPTIONAL_COLUMNS: readonly ColumnName[] = ['reference'];
 
+/**
+ * Columns a file may carry that are not read: `line` and `errors`, which the project's own
+ * `rejected-rows.csv` adds before the input's columns, so that a person can fix that file and
+ * upload it again as it is (README "All or nothing"). Any other unknown column stays an error.
+ */
+export const IGNORED_COLUMNS: readonly string[] = ['line', 'errors'];
+
 /** Position of each known column in the file's records; -1 when an optional column is absent. */
 export type HeaderIndex = Readonly<Record<ColumnName, number>>;
 
@@ -73,6 +80,26 @@ export function delimiterHint(record: readonly string[]): readonly [string, stri
 }
 
 /**
+ * Excel writes `sep=,` (or `sep=;`) as a first line to name the separator; it is not a header.
+ * Throws `header_missing` saying so: delete the line, and which `--delimiter` the file then needs.
+ */
+function refuseSeparatorLine(record: readonly string[]): void {
+  const m = /^sep=(.?)[ \r]*$/i.exec((record[0] ?? '').replace(/^\uFEFF/, '').trimStart());
+  if (!m || record.slice(1).some((n) => n.trim() !== '')) return;
+  const sep = m[1] === '' ? ',' : m[1]!;
+  const named = DELIMITER_NAMES.find(([d]) => d === sep);
+  const then =
+    sep === ','
+      ? 'the file is comma-separated, as expected'
+      : `the file is separated by ${named ? named[2] : `"${sep}"`}: then run again with --delimiter ${named ? named[1] : sep}`;
+  throw new CashoutError(
+    'header_missing',
+    `line 1 is "sep=${sep}", the separator line Excel writes, not the header row; delete that line so that the header comes first (${then})`,
+    { separator: sep },
+  );
+}
+
+/**
  * Maps a header record to column positions. Throws a file-level `CashoutError` with code
  * `file_delimiter` when the header shows the file uses another delimiter (naming the
  * `--delimiter` value to use), `column_unknown` (naming it and the closest known name),
@@ -81,7 +108,9 @@ export function delimiterHint(record: readonly string[]): readonly [string, stri
 export function indexHeader(record: readonly string[]): HeaderIndex {
   const index: Record<string, number> = Object.fromEntries(COLUMNS.map((c) => [c, -1]));
   const names = record.map(normaliseHeaderName);
-  const hint = names.some((n) => n !== '' && !(COLUMNS as readonly string[]).includes(n)) ? delimiterHint(record) : undefined;
+  refuseSeparatorLine(record);
+  const unknown = (n: string) => n !== '' && !(COLUMNS as readonly string[]).includes(n) && !IGNORED_COLUMNS.includes(n);
+  const hint = names.some(unknown) ? delimiterHint(record) : undefined;
   if (hint) {
     const [d, name, plural] = hint;
     const shown = record.find((cell) => cell.includes(d)) ?? '';
@@ -101,6 +130,12 @@ export function indexHeader(record: readonly string[]): HeaderIndex {
   names.slice(0, last).forEach((name, i) => {
     if (name === '') {
       throw new CashoutError('column_unknown', `column ${i + 1} of the header has no name; name it or remove the column`, { position: i + 1 });
+    }
+    if (IGNORED_COLUMNS.includes(name)) {
+      if (names.indexOf(name) !== i) {
+        throw new CashoutError('column_duplicated', `column "${name}" appears twice in the header`, { column: name });
+      }
+      return;
     }
     if (!(COLUMNS as readonly string[]).includes(name)) {
       const near = closestColumn(name);

@@ -19,6 +19,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { Transform, pipeline } from 'node:stream';
 import { parse, type CsvError, type Options as CsvOptions } from 'csv-parse';
@@ -142,6 +143,9 @@ export function isBlank(cells: readonly string[]): boolean {
  */
 export async function sniffFile(path: string, options: ReadOptions = {}): Promise<TextEncoding | undefined> {
   const limits = limitsOf(options);
+  // Looked at before it is opened: opening a named pipe waits for a writer, and a device or a
+  // folder is no payout file either.
+  await refuseNonRegular(path);
   let handle;
   try {
     handle = await open(path, 'r');
@@ -170,6 +174,37 @@ export async function sniffFile(path: string, options: ReadOptions = {}): Promis
     return checker.chosen;
   } finally {
     await handle.close();
+  }
+}
+
+/** What a path that is not a regular file is, in words. */
+function kindOf(info: Stats): string {
+  if (info.isFIFO()) return 'a named pipe (FIFO)';
+  if (info.isDirectory()) return 'a folder';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/**
+ * Throws `file_unreadable` at once, without opening it, when `path` is not a regular file (a
+ * named pipe, a device, a folder, a socket; symbolic links are followed), or `file_not_found`.
+ */
+export async function refuseNonRegular(path: string): Promise<void> {
+  let info: Stats;
+  try {
+    info = await stat(path);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CashoutError('file_not_found', `file not found: ${path}`, { path }, cause);
+    throw new CashoutError('file_unreadable', `cannot read ${path}: ${code ?? 'error'}`, { path }, cause);
+  }
+  if (!info.isFile()) {
+    throw new CashoutError(
+      'file_unreadable',
+      `${path} is ${kindOf(info)}, not a regular file; save the payout CSV as a file and give its path`,
+      { path },
+    );
   }
 }
 

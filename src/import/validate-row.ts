@@ -12,6 +12,8 @@ import { toPiasters } from '../money.js';
 import { checkMobile } from './check-mobile.js';
 import { checkAccount } from './check-account.js';
 import type { RowIssue } from './row-issues.js';
+import { CONTROL_ANY, INVISIBLE, SUSPECT, namedInvisibles, withoutInvisibles } from './invisible.js';
+import { fieldCountIssue } from './field-count.js';
 
 /** A valid row, ready for a withdrawal request. `line` is the file line where the record starts (header = 1). */
 export type PayoutItem =
@@ -34,16 +36,8 @@ export interface RowRules {
   readonly maxItemAmount?: string | undefined;
 }
 
+/** Control characters refused in an address: every one but tab and line breaks (an address may span lines). */
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
-const CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f-\u009f]/;
-/**
- * Invisible characters refused in free text: direction marks and overrides (LRM, RLM, ALM, LRE…
- * RLO, isolates), zero-width space, word joiner and invisible operators, soft hyphen, the
- * Mongolian vowel separator and byte-order marks. They make two names that look the same differ
- * for the service and can reorder what a person sees. Zero-width joiner and non-joiner (U+200C,
- * U+200D) are allowed: Arabic-script and Persian names use them to shape letters.
- */
-const INVISIBLE = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 /**
  * Free text is taken as written, also when it starts with "=", "+", "-" or "@" ("-" and "+" start
  * ordinary names and descriptions, "=" and "@" are legal text for the service): it is sent to the
@@ -53,16 +47,28 @@ const INVISIBLE = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u20
  */
 const FREE_TEXT: readonly ColumnName[] = ['holder_name', 'description', 'bank_address', 'reference'];
 
-/** Any character that `checkText` could refuse: one test for the common, clean value. */
-const SUSPECT = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
-
 type Cells = Record<ColumnName, string>;
+
+/**
+ * `text_invisible_chars` for a value holding invisible characters (`./invisible.ts`), naming each
+ * by its Unicode name, with the value without them as the suggestion when that leaves a value.
+ */
+export function invisibleIssue(column: ColumnName, value: string): RowIssue {
+  const cleaned = withoutInvisibles(value).trim();
+  const params = { chars: namedInvisibles(value) };
+  return cleaned === '' ? { column, code: 'text_invisible_chars', found: value, params } : { column, code: 'text_invisible_chars', found: value, suggestion: cleaned, params };
+}
+
+/** The issue of a value sent to the service whose own rule failed: its invisible characters first, when it has any. */
+function failed(column: ColumnName, value: string, issue: RowIssue): RowIssue {
+  return INVISIBLE.test(value) ? invisibleIssue(column, value) : issue;
+}
 
 function checkText(column: ColumnName, value: string, max: number): RowIssue | undefined {
   if (value.length > max) return { column, code: 'text_too_long', params: { length: value.length, max } };
   if (!SUSPECT.test(value)) return undefined;
-  if ((column === 'bank_address' ? CONTROL : CONTROL_OR_NEWLINE).test(value)) return { column, code: 'text_control_chars', found: value };
-  if (INVISIBLE.test(value)) return { column, code: 'text_invisible_chars', found: value };
+  if ((column === 'bank_address' ? CONTROL : CONTROL_ANY).test(value)) return { column, code: 'text_control_chars', found: value };
+  if (INVISIBLE.test(value)) return invisibleIssue(column, value);
   return undefined;
 }
 
@@ -75,11 +81,11 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
         ? { column: 'channel', code: 'required' }
         : lower === 'wallet' || lower === 'bank'
           ? { column: 'channel', code: 'channel_invalid', found: channel, suggestion: lower }
-          : { column: 'channel', code: 'channel_invalid', found: channel },
+          : failed('channel', channel, { column: 'channel', code: 'channel_invalid', found: channel }),
     );
   }
   const amountIssue = row.amount === '' ? ({ column: 'amount', code: 'required' } as const) : checkAmount(row.amount);
-  if (amountIssue) issues.push(amountIssue);
+  if (amountIssue) issues.push(failed('amount', row.amount, amountIssue));
   else if (rules.maxItemAmount !== undefined && toPiasters(row.amount) > toPiasters(rules.maxItemAmount)) {
     issues.push({ column: 'amount', code: 'amount_over_limit', found: row.amount, params: { limit: rules.maxItemAmount } });
   }
@@ -91,7 +97,7 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
         ? { column: 'type', code: 'required' }
         : (TRANSFER_TYPES as readonly string[]).includes(upper)
           ? { column: 'type', code: 'type_invalid', found: row.type, suggestion: upper }
-          : { column: 'type', code: 'type_invalid', found: row.type },
+          : failed('type', row.type, { column: 'type', code: 'type_invalid', found: row.type }),
     );
   }
   for (const column of FREE_TEXT) {
@@ -111,21 +117,28 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
     if (row.mobile_number === '') issues.push({ column: 'mobile_number', code: 'required' });
     else {
       const m = checkMobile(row.mobile_number, rules.walletCountries);
-      if (m) issues.push(m);
+      if (m) issues.push(failed('mobile_number', row.mobile_number, m));
     }
   } else if (channel === 'bank') {
     for (const column of WALLET_ONLY) if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
     const bank = row.bank_name;
     if (bank === '') issues.push({ column: 'bank_name', code: 'required' });
     else if (!rules.banks.exact.has(bank)) {
+      const spaced = bank.replace(/\u00a0/g, ' ');
+      if (INVISIBLE.test(bank)) issues.push(invisibleIssue('bank_name', bank));
+      else if (spaced !== bank && rules.banks.exact.has(spaced)) {
+        // Looks the same as a listed name: the no-break space is named, never a "did you mean" alone.
+        issues.push({ column: 'bank_name', code: 'bank_no_break_space', found: bank, suggestion: spaced });
+      } else {
       const suggestions = suggestBanks(rules.banks, bank);
       const near = suggestions.length > 0 && foldBankName(suggestions[0]!) === foldBankName(bank);
       issues.push({ column: 'bank_name', code: near ? 'bank_near_match' : 'bank_unknown', found: bank, params: { banks: suggestions } });
+      }
     }
     if (row.account_number === '') issues.push({ column: 'account_number', code: 'required' });
     else {
       const a = checkAccount(row.account_number);
-      if (a) issues.push(a);
+      if (a) issues.push(failed('account_number', row.account_number, a));
     }
   }
 }
@@ -140,7 +153,7 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
 export function createRowValidator(
   header: HeaderIndex,
   rules: RowRules,
-  { checkReferences = true }: { readonly checkReferences?: boolean } = {},
+  { checkReferences = true, delimiter = ',' }: { readonly checkReferences?: boolean; readonly delimiter?: string } = {},
 ): (record: readonly string[], line: number) => RowOutcome {
   const width = Math.max(...COLUMNS.map((c) => header[c])) + 1;
   const firstLineOfReference = new Map<string, number>();
@@ -170,11 +183,8 @@ export function createRowValidator(
   const scratch: RowIssue[] = [];
 
   return (record, line) => {
-    if (record.length !== width && record.length < width) {
-      return { ok: false, line, issues: [{ column: 'row', code: 'field_count', params: { found: record.length, expected: width } }] };
-    }
-    if (record.length > width && record.slice(width).some((v) => v.trim() !== '')) {
-      return { ok: false, line, issues: [{ column: 'row', code: 'field_count', params: { found: record.length, expected: width } }] };
+    if (record.length < width || (record.length > width && record.slice(width).some((v) => v.trim() !== ''))) {
+      return { ok: false, line, issues: [fieldCountIssue(record, width, delimiter)] };
     }
     // One fixed-shape object per row; free text (FREE_TEXT) trimmed.
     const cells: Cells = {

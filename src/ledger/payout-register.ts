@@ -116,11 +116,22 @@ export async function checkPayees(
       wanted.push(key);
     }
   });
+  // The register is read with plain HMGETs; only the keys that have an entry of another batch
+  // (rare: a re-upload) are judged by the script, which reads the holder's state.
+  const own = `${ownBatchId}:`;
+  const found: number[] = [];
   for (let from = 0; from < wanted.length; from += 1000) {
     const slice = wanted.slice(from, from + 1000);
-    const out = await redis.cashoutCheckPayees(registerKey(prefix), prefix, cutoff, ownBatchId, slice.join('\n'));
+    const entries = await redis.hmget(registerKey(prefix), ...slice);
+    entries.forEach((entry, i) => {
+      if (entry !== null && !entry.startsWith(own)) found.push(from + i);
+    });
+  }
+  for (let from = 0; from < found.length; from += 1000) {
+    const slice = found.slice(from, from + 1000);
+    const out = await redis.cashoutCheckPayees(registerKey(prefix), prefix, cutoff, ownBatchId, slice.map((i) => wanted[i]).join('\n'));
     for (let i = 0; i + 4 < out.length; i += 5) {
-      const index = positions[from + Number(out[i]) - 1]!;
+      const index = positions[slice[Number(out[i]) - 1]!]!;
       held.set(index, parseHolder(String(out[i + 1]), String(out[i + 2]), String(out[i + 3]), String(out[i + 4])));
     }
   }

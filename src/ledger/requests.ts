@@ -13,6 +13,21 @@ import { checkPayees, describeHeld, parseHolder, windowCutoff, type PayeeHolder 
 /** A request to stage: built by the import's grouper (`StagedRequest`) or from items (`WithdrawalRequest`). */
 export type RequestToStage = (WithdrawalRequest | StagedRequest) & { readonly payees?: string };
 
+/** The register's key/value pairs of a request: each payee key with "<batch>:<seq>:<line>". */
+function registerPairs(batchId: string, seq: number, payees: string): string[] {
+  const out: string[] = [];
+  const own = `${batchId}:${seq}:`;
+  let at = 0;
+  while (at < payees.length) {
+    const tab = payees.indexOf('\t', at);
+    const end = payees.indexOf('\n', tab);
+    if (tab < 0 || end < 0) break;
+    out.push(payees.slice(tab + 1, end), own + payees.slice(at, tab));
+    at = end + 1;
+  }
+  return out;
+}
+
 /** Request operations of a ledger (see `Ledger` in index.ts for each one's contract). */
 export function requestOps(c: LedgerContext) {
   const { r } = c;
@@ -42,20 +57,20 @@ export function requestOps(c: LedgerContext) {
       if (requests.length === 0) return;
       // One pipeline (no transaction: a batch is all staged or refused as a whole anyway). The
       // batch's last seq is raised first, so that a refusal after a crash halfway deletes every
-      // request written (deleting one never written is harmless).
+      // request written (deleting one never written is harmless). Each request takes its payee
+      // keys where they are free (HSETNX); a key that already has an entry is decided afterwards.
       const m = r.pipeline() as ReturnType<typeof r.pipeline> & { cashoutStage: (...args: (string | Buffer)[]) => unknown };
       m.hset(c.batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
-      const cutoff = windowCutoff(c.register);
+      const entries: string[][] = [];
       for (const q of requests) {
+        const payees = q.payees ?? '';
+        const register = registerPairs(batchId, q.seq, payees);
+        entries.push(register);
         m.cashoutStage(
           c.registerKey,
           c.reqKey(batchId, q.seq),
-          c.prefix,
-          cutoff,
-          batchId,
-          String(q.seq),
-          options.payAgain ? '1' : '0',
-          q.payees ?? '',
+          options.payAgain ? 'force' : 'nx',
+          '8',
           'state',
           'pending',
           'body',
@@ -70,20 +85,32 @@ export function requestOps(c: LedgerContext) {
           'referencesJson' in q ? q.referencesJson : JSON.stringify(q.references),
           'attempts',
           '0',
+          'payees',
+          payees,
+          ...register,
         );
       }
       const results = (await m.exec()) ?? [];
-      for (const [err, reply] of results) {
+      const cutoff = windowCutoff(c.register);
+      for (let i = 0; i < results.length; i++) {
+        const [err, reply] = results[i]!;
         if (err) throw err;
-        const res = reply as string[] | number;
-        if (Array.isArray(res) && res[0] === 'held') {
-          const holder = parseHolder(res[2]!, res[3]!, res[4]!, res[5]!);
-          const what = res[1]!.startsWith('r:') ? `reference ${res[1]!.slice(2)}` : 'a payee of this file';
-          throw new CashoutError(
-            'payee_held',
-            `${describeHeld(what, holder)}; it was taken while this file was being imported, so nothing of this batch is sent; import the file again`,
-            { batchId, holder: `${holder.batchId}:${holder.seq}` },
-          );
+        if (i === 0 || !Array.isArray(reply) || reply.length === 0) continue;
+        // Keys with an entry already: free again (their payout released them), the batch's own
+        // (imported again after a refusal), or held by another payout since the import checked.
+        const register = entries[i - 1]!;
+        for (const key of reply as string[]) {
+          const entry = register[register.indexOf(key) + 1]!;
+          const res = await r.cashoutTakePayee(c.registerKey, c.prefix, cutoff, key, entry);
+          if (res[0] === 'held') {
+            const holder = parseHolder(res[1]!, res[2]!, res[3]!, res[4]!);
+            const what = key.startsWith('r:') ? `reference ${key.slice(2)}` : 'a payee of this file';
+            throw new CashoutError(
+              'payee_held',
+              `${describeHeld(what, holder)}; it was taken while this file was being imported, so nothing of this batch is sent; import the file again`,
+              { batchId, holder: `${holder.batchId}:${holder.seq}` },
+            );
+          }
         }
       }
     },

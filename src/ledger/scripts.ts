@@ -21,6 +21,7 @@ const SCRIPTS = {
   cashoutRelease: { file: 'release.lua', keys: 2 },
   cashoutResolve: { file: 'resolve.lua', keys: 3 },
   cashoutStage: { file: 'stage.lua', keys: 2 },
+  cashoutTakePayee: { file: 'take-payee.lua', keys: 1 },
   cashoutCheckPayees: { file: 'check-payees.lua', keys: 1 },
   cashoutApprove: { file: 'approve.lua', keys: 2 },
   cashoutCancel: { file: 'cancel.lua', keys: 2 },
@@ -71,6 +72,7 @@ export type LedgerRedis = Redis & {
   cashoutRelease(req: string, sending: string, seq: string): Promise<string>;
   cashoutResolve(req: string, batch: string, list: string, ...args: string[]): Promise<string[]>;
   cashoutStage(register: string, req: string, ...args: (string | Buffer)[]): Promise<string[]>;
+  cashoutTakePayee(register: string, ...args: string[]): Promise<string[]>;
   cashoutCheckPayees(register: string, ...args: string[]): Promise<(number | string)[]>;
   cashoutApprove(batch: string, approvals: string, ...args: string[]): Promise<string[]>;
   cashoutCancel(batch: string, approvals: string, ...args: string[]): Promise<string[]>;

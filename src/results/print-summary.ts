@@ -1,6 +1,6 @@
 /** The short human summary of a batch, printed on stdout after `run`, `report` and `import`. */
 import { join } from 'node:path';
-import type { ReportSummary, RowStatus } from './write-report.js';
+import type { ReportSummary, RowStatus, Tally } from './write-report.js';
 import { ROW_STATUSES } from './write-report.js';
 
 const MEANING: Record<RowStatus, string> = {
@@ -12,6 +12,13 @@ const MEANING: Record<RowStatus, string> = {
   duplicate: 'not sent: its reference was already paid in an earlier batch',
   pending: 'not final yet',
 };
+
+/** "; 2 rows with no valid amount are not in this total": the rows a tally counts apart; "" when none. */
+function apart(t: Tally): string {
+  const n = t.withoutAmount ?? 0;
+  if (n === 0) return '';
+  return n === 1 ? '; 1 row with no valid amount is not in this total' : `; ${n} rows with no valid amount are not in this total`;
+}
 
 /** Groups digits of an EGP amount string: "1234567.50" → "1,234,567.50". */
 export function groupDigits(amount: string): string {
@@ -28,12 +35,15 @@ export function formatSummary(s: ReportSummary, reportDir: string): string {
   for (const status of ROW_STATUSES) {
     const t = s.byStatus[status];
     if (t.rows === 0) continue;
-    lines.push(`  ${status.padEnd(9)} ${String(t.rows).padStart(7)}   EGP ${groupDigits(t.amount).padStart(16)}   ${MEANING[status]}`);
+    lines.push(`  ${status.padEnd(9)} ${String(t.rows).padStart(7)}   EGP ${groupDigits(t.amount).padStart(16)}   ${MEANING[status]}${apart(t)}`);
   }
-  lines.push(`  ${'total'.padEnd(9)} ${String(s.total.rows).padStart(7)}   EGP ${groupDigits(s.total.amount).padStart(16)}`);
+  lines.push(`  ${'total'.padEnd(9)} ${String(s.total.rows).padStart(7)}   EGP ${groupDigits(s.total.amount).padStart(16)}${apart(s.total)}`);
+  const warned = s.warningRows ?? 0;
+  lines.push(`Warnings: ${warned === 0 ? 'none' : `${warned} ${warned === 1 ? 'row' : 'rows'} (see the warnings column of results.csv)`}`);
   if (s.haltReason) lines.push(`Stopped: ${s.haltReason}`);
   if (s.refusalReason) lines.push(`Refused: ${s.refusalReason}`);
   if (s.batchState === 'awaiting_approval') lines.push(`Awaiting approval by someone other than the importer: cashout approve ${s.batchId} --as <name>`);
   lines.push(`Report: ${join(reportDir, 'results.csv')}`);
+  lines.push(`Summary: ${join(reportDir, 'summary.html')}`);
   return `${lines.join('\n')}\n`;
 }

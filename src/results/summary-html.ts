@@ -140,7 +140,14 @@ export function displayServiceUrl(raw: string): string {
 }
 
 function tallyView(t: Tally) {
-  return { rows: formatCount(t.rows), amount: formatAmount(t.amount) };
+  return { rows: formatCount(t.rows), amount: `${formatAmount(t.amount)}${withoutAmountWords(t)}` };
+}
+
+/** " and 2 rows with no valid amount": the rows a tally counts that its EGP total cannot hold; "" when none. */
+export function withoutAmountWords(t: Tally): string {
+  const n = t.withoutAmount ?? 0;
+  if (n === 0) return '';
+  return ` and ${formatCount(n)} ${n === 1 ? 'row' : 'rows'} with no valid amount`;
 }
 
 /** The chart's setup script: a bar per status, each bar labelled with its count so the printed chart needs no tooltip. */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { indexHeader, type HeaderIndex } from '../import/columns.js';
 import { readRecords } from '../import/read-rows.js';
 import { describeIssues } from '../import/reasons.js';
+import { alignCells } from '../import/field-count.js';
 import { AMOUNT_PATTERN, formatPiasters, toPiasters } from '../money.js';
 import { CashoutError } from '../errors.js';
 import type { ApprovalEvent, BatchRecord, Ledger, LedgerRequest } from '../ledger/index.js';
@@ -26,13 +27,22 @@ export type RowStatus = 'invalid' | 'duplicate' | 'accepted' | 'rejected' | 'unk
 /** Statuses in the order reports list them. */
 export const ROW_STATUSES: readonly RowStatus[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'duplicate', 'pending'];
 
+/** The `byChannel` key of rows whose channel is neither `wallet` nor `bank` (empty or invalid). */
+export const NO_CHANNEL = '(no valid channel)';
+
 /** Columns of results.csv. */
 export const RESULT_COLUMNS = ['line', 'channel', 'reference', 'holder_name', 'amount', 'status', 'request', 'http_status', 'message', 'errors', 'warnings'] as const;
 
-/** Count and EGP total (decimal string) of a group of rows. */
+/**
+ * Count and EGP total (decimal string) of a group of rows. Every row is counted in `rows`; a row
+ * whose amount is not a valid EGP amount (an invalid row's) adds nothing to `amount` and is
+ * counted in `withoutAmount` instead, so a total never leaves rows out silently.
+ */
 export interface Tally {
   rows: number;
   amount: string;
+  /** Rows of `rows` whose amount is not a valid EGP amount (not in `amount`); absent when none. */
+  withoutAmount?: number;
 }
 
 /** Content of summary.json. */
@@ -57,6 +67,8 @@ export interface ReportSummary {
   readonly approvals: readonly ApprovalEvent[];
   /** Every finding a person recorded on an unknown request (reconciliation). */
   readonly resolutions: readonly { request: number; finding: string; by: string; at: string; note: string }[];
+  /** Rows with at least one warning (results.csv's `warnings` column). */
+  readonly warningRows?: number;
 }
 
 interface RowOutcome {
@@ -152,7 +164,9 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
   const add = (t: Tally, piasters: bigint | undefined) => {
     t.rows++;
     if (piasters !== undefined) totals.set(t, (totals.get(t) ?? 0n) + piasters);
+    else t.withoutAmount = (t.withoutAmount ?? 0) + 1;
   };
+  let warningRows = 0;
 
   let seq = 0;
   let req: LedgerRequest | undefined;
@@ -184,6 +198,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
   await nextRequest();
 
   let header: HeaderIndex | undefined;
+  let width = 0;
   const cell = (cells: readonly string[], col: keyof HeaderIndex) => {
     const i = header![col];
     return i < 0 ? '' : (cells[i] ?? '');
@@ -194,9 +209,12 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
   for await (const record of readRecords(join(dir, BATCH_FILES.input), readAs)) {
     if (!header) {
       header = indexHeader(record.cells);
+      width = Math.max(...Object.values(header)) + 1;
       continue;
     }
     const line = record.line;
+    // A row with the wrong number of fields shows its own cells, or none (src/import/field-count.ts).
+    const cells = alignCells(record.cells, width, batch.delimiter ?? ',') ?? [];
     let o: RowOutcome;
     let note: RowNote | undefined;
     if (!nextNote.done && nextNote.value.line === line) {
@@ -225,18 +243,20 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
         errors: '',
       };
     }
-    const amount = cell(record.cells, 'amount');
-    const channel = cell(record.cells, 'channel');
+    const amount = cell(cells, 'amount');
+    const channel = cell(cells, 'channel');
     const piasters = AMOUNT_PATTERN.test(amount) ? toPiasters(amount) : undefined;
     add(byStatus[o.status], piasters);
-    add((byChannel[channel || '(empty)'] ??= { rows: 0, amount: '0.00' }), piasters);
+    // Only the two channels the service knows; any other value (an invalid row's) is grouped apart.
+    add((byChannel[channel === 'wallet' || channel === 'bank' ? channel : NO_CHANNEL] ??= { rows: 0, amount: '0.00' }), piasters);
     add(total, piasters);
-    const writing = out.write([line, channel, cell(record.cells, 'reference'), cell(record.cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
+    if ((note?.warnings ?? []).length > 0) warningRows++;
+    const writing = out.write([line, channel, cell(cells, 'reference'), cell(cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
     if (writing) await writing;
     if ((ATTENTION_STATUSES as readonly string[]).includes(o.status)) {
       attentionTotal++;
       if (attention.length < ATTENTION_LIMIT) {
-        attention.push({ line, channel, reference: cell(record.cells, 'reference'), holder_name: cell(record.cells, 'holder_name'), amount, status: o.status, request: o.request === undefined ? '' : String(o.request), message: o.message, errors: o.errors });
+        attention.push({ line, channel, reference: cell(cells, 'reference'), holder_name: cell(cells, 'holder_name'), amount, status: o.status, request: o.request === undefined ? '' : String(o.request), message: o.message, errors: o.errors });
       }
     }
   }
@@ -263,6 +283,7 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
     ...(batch.refusalReason ? { refusalReason: batch.refusalReason } : {}),
     approvals: await ledger.listApprovals(batch.id),
     resolutions,
+    warningRows,
   };
   const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });

@@ -12,7 +12,12 @@ export type FieldErrors = Record<string, string>;
 
 /** A failure body: `{ success: false, status_code, message, status_description[, errors] }`. */
 export function failureBody(status: number, text: string, errors?: FieldErrors): Record<string, unknown> {
-  const body: Record<string, unknown> = { success: false, status_code: status, message: text, status_description: text };
+  const body: Record<string, unknown> = {
+    success: false,
+    status_code: status,
+    message: text,
+    status_description: text,
+  };
   if (errors) body.errors = errors;
   return body;
 }

@@ -86,7 +86,8 @@ export function createChargeDesk(cards: readonly TestCard[]): ChargeDesk {
       let charge: SandboxCharge;
       let outcome: 'charged' | 'otp_required' | 'declined';
       if (behaviour === 'direct') {
-        charge = { ...base, three_d_secured: false, status: 'PAID', payment_gateway_reference_id: gatewayReference(), settled_at: created };
+        const payment_gateway_reference_id = gatewayReference();
+        charge = { ...base, three_d_secured: false, status: 'PAID', payment_gateway_reference_id, settled_at: created };
         outcome = 'charged';
       } else if (behaviour === 'three_d_secure') {
         charge = { ...base, three_d_secured: true, status: 'AWAITING_OTP' };

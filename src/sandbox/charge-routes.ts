@@ -33,11 +33,21 @@ export interface EndpointKit {
   /** Answers a fault that creates nothing; undefined for other kinds. */
   nonCreatingFault(kind: FaultKind | 'none', reply: FastifyReply): FastifyReply | undefined;
   /** Answers something just created with `status` and `body`, unless a creating fault spoils it. */
-  createdAnswer(kind: FaultKind | 'none', req: FastifyRequest, reply: FastifyReply, status: number, body: object): FastifyReply;
+  createdAnswer(
+    kind: FaultKind | 'none',
+    req: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    body: object,
+  ): FastifyReply;
 }
 
 /** Adds `POST /api/v1/charge/card` to `app`, recording charges in `desk` and checking signatures with `merchant`. */
-export function registerChargeRoutes(app: FastifyInstance, kit: EndpointKit, deps: { desk: ChargeDesk; merchant: SandboxMerchant }): void {
+export function registerChargeRoutes(
+  app: FastifyInstance,
+  kit: EndpointKit,
+  deps: { desk: ChargeDesk; merchant: SandboxMerchant },
+): void {
   const { desk, merchant } = deps;
   app.post(CHARGE_PATH, { onRequest: kit.arrive }, async (req, reply) => {
     const kind = kit.nextFault();
@@ -78,7 +88,8 @@ export function registerChargeRoutes(app: FastifyInstance, kit: EndpointKit, dep
           service_reference_id: charge.service_reference_id,
         });
       case 'declined':
-        return kit.createdAnswer(kind, req, reply, A.declinedCard.status, failureBody(A.declinedCard.status, A.declinedCard.text));
+        const { status, text } = A.declinedCard;
+        return kit.createdAnswer(kind, req, reply, status, failureBody(status, text));
     }
   });
 }

@@ -25,8 +25,11 @@ function fieldProblem(field: (typeof CHARGE_FIELDS)[number], value: unknown): st
   if (value === undefined || value === null) return `The ${field} field is required.`;
   if (typeof value !== 'string') return `The ${field} field must be a string.`;
   if (value.trim() === '') return `The ${field} field is required.`;
-  if (!CHARGE_FIELD_RULES[field].pattern.test(value)) return `The ${field} field must be ${CHARGE_FIELD_RULES[field].rule}.`;
-  if (field === 'amount' && !isAboveZero(value)) return SANDBOX_ASSUMPTIONS.zeroAmount.text.replace(':attribute', field);
+  const { pattern, rule } = CHARGE_FIELD_RULES[field];
+  if (!pattern.test(value)) return `The ${field} field must be ${rule}.`;
+  if (field === 'amount' && !isAboveZero(value)) {
+    return SANDBOX_ASSUMPTIONS.zeroAmount.text.replace(':attribute', field);
+  }
   if (field === 'customer_mobile' && !isValidInternational(value)) {
     return `The ${field} field must be a valid mobile number in international format.`;
   }
@@ -57,7 +60,8 @@ export function validateChargeBody(body: unknown, merchant: SandboxMerchant): Ch
     hashKey: merchant.hashKey,
   };
   if (!signatureMatches(checked.signature, signed)) {
-    return { ok: false, errors: { [SANDBOX_ASSUMPTIONS.signatureMismatch.errorKey]: SANDBOX_ASSUMPTIONS.signatureMismatch.text } };
+    const { errorKey, text } = SANDBOX_ASSUMPTIONS.signatureMismatch;
+    return { ok: false, errors: { [errorKey]: text } };
   }
   return { ok: true, body: checked };
 }

@@ -21,7 +21,8 @@ import { CashoutError, isCashoutError } from '../errors.js';
 import { mulberry32, parseFaultConfig, pickFault, pickLatency } from './faults.js';
 import type { FaultConfig, FaultKind } from './faults.js';
 import { validateWithdrawalBody } from './item-rules.js';
-import { failureBody as failure, invalidBody as invalid, readJsonBody as jsonBody, type FieldErrors } from './answers.js';
+import { failureBody as failure, invalidBody as invalid, readJsonBody as jsonBody } from './answers.js';
+import type { FieldErrors } from './answers.js';
 import { SANDBOX_ASSUMPTIONS } from './assumptions.js';
 import { createChargeDesk, type SandboxCharge } from './charge-desk.js';
 import { registerChargeRoutes, type EndpointKit } from './charge-routes.js';
@@ -45,9 +46,9 @@ export interface SandboxOptions {
   bodyLimitBytes?: number;
   /** fastify `logger` option; default false. */
   logger?: false | object;
-  /** Merchant code the charge signature is checked with (interface doc §5.2); default a random one (`Sandbox.merchant`). */
+  /** Merchant code charge signatures are checked with (interface doc §5.2); default random (`Sandbox.merchant`). */
   merchantCode?: string;
-  /** Hash key the charge signature is checked with (interface doc §5.2); default a random one (`Sandbox.merchant`). */
+  /** Hash key charge signatures are checked with (interface doc §5.2); default random (`Sandbox.merchant`). */
   hashKey?: string;
   /** The test cards (`./test-cards.ts`); default `DEFAULT_TEST_CARDS`. */
   testCards?: readonly TestCard[];
@@ -230,8 +231,9 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const startLatency = (req: FastifyRequest): (() => Promise<boolean>) => {
     const arrived = arrivals.get(req) ?? performance.now();
     const delay = Math.max(0, pickLatency(faults, auxRand) - (performance.now() - arrived));
-    const waited = delay > 0 ? sleep(delay, undefined, { signal: closeSignal.signal }).then(() => true, () => false) : undefined;
-    return async () => (waited ? await waited : true) && !closing;
+    const signal = closeSignal.signal;
+    const waited = delay > 0 ? sleep(delay, undefined, { signal }).then(() => true, () => false) : true;
+    return async () => (await waited) && !closing;
   };
 
   /** Answers a fault that creates nothing (500, 503, 429); undefined for any other kind. */
@@ -252,7 +254,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   };
 
   /** Answers something just created: `status` with `body`, unless a creating fault spoils the answer. */
-  const createdAnswer = (kind: FaultKind | 'none', req: FastifyRequest, reply: FastifyReply, status: number, body: object): FastifyReply => {
+  const createdAnswer: EndpointKit['createdAnswer'] = (kind, req, reply, status, body) => {
     switch (kind) {
       case 'createThenReset': {
         reply.hijack();
@@ -293,7 +295,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     // (A copy: the received buffer may share memory with others.)
     ledger.push({ id: nextId++, created_at: new Date().toISOString(), raw: Buffer.from(req.body as Buffer) });
 
-    return createdAnswer(kind, req, reply, 200, { success: true, status_code: 200, status_description: CREATED_TEXT, message: CREATED_TEXT });
+    const created = { success: true, status_code: 200, status_description: CREATED_TEXT, message: CREATED_TEXT };
+    return createdAnswer(kind, req, reply, 200, created);
   });
 
   const kit: EndpointKit = {
@@ -314,7 +317,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
 
   app.get('/__sandbox/ledger', { onRequest: adminGuard }, async () => ({ requests: entries(), received: receivedCount }));
 
-  app.get('/__sandbox/charges', { onRequest: adminGuard }, async () => ({ charges: desk.list(), received: chargeCount }));
+  app.get('/__sandbox/charges', { onRequest: adminGuard }, async () => ({
+    charges: desk.list(),
+    received: chargeCount,
+  }));
 
   app.put('/__sandbox/faults', { onRequest: adminGuard }, async (req, reply) => {
     const parsed = jsonBody(req);

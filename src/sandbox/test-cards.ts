@@ -31,7 +31,12 @@ export interface TestCard {
 /** The default table (the numbers pass the Luhn check, so card forms that check it accept them). */
 export const DEFAULT_TEST_CARDS: readonly TestCard[] = Object.freeze([
   { number: '9000000000000019', behaviour: 'direct', label: 'charged in the request (§2.2)' },
-  { number: '9000000000000035', behaviour: 'three_d_secure', otp: '123456', label: '3-D Secure: OTP 123456 pays, any other fails' },
+  {
+    number: '9000000000000035',
+    behaviour: 'three_d_secure',
+    otp: '123456',
+    label: '3-D Secure: OTP 123456 pays, any other fails',
+  },
   { number: '9000000000000050', behaviour: 'declined', label: 'declined' },
 ]);
 
@@ -48,23 +53,31 @@ const TestCardSchema = z
   });
 
 const TableSchema = z
-  .union([z.array(TestCardSchema), z.object({ cards: z.array(TestCardSchema) }).strict().transform((o) => o.cards)])
+  .array(TestCardSchema)
   .refine((cards) => cards.length > 0, { message: 'the table holds no card' })
-  .refine((cards) => new Set(cards.map((c) => c.number)).size === cards.length, { message: 'a card number is listed twice' });
+  .refine((cards) => new Set(cards.map((c) => c.number)).size === cards.length, {
+    message: 'a card number is listed twice',
+  });
 
 /**
  * Checks a test card table: an array of `{ number, behaviour, otp?, label? }`, or `{ cards: [...] }`.
  * Throws `CashoutError('config_invalid')` naming the first problem (card numbers are not echoed).
  */
 export function parseTestCards(input: unknown, source = 'the test card table'): readonly TestCard[] {
-  const parsed = TableSchema.safeParse(input);
+  const wrapped = input !== null && typeof input === 'object' && !Array.isArray(input) && 'cards' in input;
+  const cards = wrapped ? input.cards : input;
+  const parsed = TableSchema.safeParse(cards);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? ` at ${issue.path.map(String).join('.')}` : '';
     throw new CashoutError('config_invalid', `${source} is invalid${where}: ${issue.message}`);
   }
   return Object.freeze(
-    parsed.data.map((c) => Object.freeze({ number: c.number, behaviour: c.behaviour, ...(c.otp ? { otp: c.otp } : {}), label: c.label ?? c.behaviour })),
+    parsed.data.map((c) => {
+      const otp = c.otp ? { otp: c.otp } : {};
+      const card: TestCard = { number: c.number, behaviour: c.behaviour, ...otp, label: c.label ?? c.behaviour };
+      return Object.freeze(card);
+    }),
   );
 }
 
@@ -74,9 +87,8 @@ export function loadTestCardsFile(path: string): readonly TestCard[] {
   try {
     json = JSON.parse(readFileSync(path, 'utf8')) as unknown;
   } catch {
-    throw new CashoutError('config_invalid', 'setting CASHOUT_SANDBOX_TEST_CARDS_FILE names a file that cannot be read as JSON', {
-      key: 'CASHOUT_SANDBOX_TEST_CARDS_FILE',
-    });
+    const key = 'CASHOUT_SANDBOX_TEST_CARDS_FILE';
+    throw new CashoutError('config_invalid', `setting ${key} names a file that cannot be read as JSON`, { key });
   }
   return parseTestCards(json, 'CASHOUT_SANDBOX_TEST_CARDS_FILE');
 }

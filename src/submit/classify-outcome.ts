@@ -44,8 +44,8 @@ export type Classified =
 /**
  * Status codes the interface doc does not show, and what we assume they mean, on both endpoints
  * (cashouts and card charges). Both assumptions are that such an answer comes before anything is
- * created (an auth layer or a rate limiter in front of the service). Change them here if the service says otherwise; any status not listed
- * here, 200 or 422 is an unknown outcome.
+ * created (an auth layer or a rate limiter in front of the service). Change them here if the
+ * service says otherwise; any status not listed here, 200 or 422 is an unknown outcome.
  */
 export const UNDOCUMENTED_STATUS_ASSUMPTIONS: Readonly<Record<number, 'auth' | 'rate_limited'>> = {
   401: 'auth',
@@ -116,7 +116,9 @@ export function classifyOutcome(result: HttpResult): Classified {
       rejectionIn(json, 200) ?? {
         kind: 'unknown',
         httpStatus: 200,
-        message: 'the service answered 200 with a body that is not the documented success body; it may or may not have been created',
+        message:
+          'the service answered 200 with a body that is not the documented success body; ' +
+          'it may or may not have been created',
       }
     );
   }
@@ -131,7 +133,8 @@ export function classifyOutcome(result: HttpResult): Classified {
 export function classifyNotOk(result: HttpResult): Exclude<Classified, { kind: 'created' }> {
   if (result.kind === 'error') {
     if (NOT_SENT_ERROR_CODES.has(result.code)) {
-      return { kind: 'not_sent', reason: 'connect', message: `the service could not be reached (${result.code}); nothing was sent` };
+      const message = `the service could not be reached (${result.code}); nothing was sent`;
+      return { kind: 'not_sent', reason: 'connect', message };
     }
     return {
       kind: 'unknown',
@@ -151,7 +154,8 @@ export function classifyNotOk(result: HttpResult): Exclude<Classified, { kind: '
   }
   const assumed = UNDOCUMENTED_STATUS_ASSUMPTIONS[status];
   if (assumed === 'auth') {
-    return { kind: 'not_sent', reason: 'auth', httpStatus: status, message: `the access token was refused (HTTP ${status}); no further requests of this batch are sent` };
+    const message = `the access token was refused (HTTP ${status}); no further requests of this batch are sent`;
+    return { kind: 'not_sent', reason: 'auth', httpStatus: status, message };
   }
   if (assumed === 'rate_limited') {
     return {
@@ -162,7 +166,8 @@ export function classifyNotOk(result: HttpResult): Exclude<Classified, { kind: '
       message: `the service asked to slow down (HTTP ${status}); the request is sent again later`,
     };
   }
-  return { kind: 'unknown', httpStatus: status, message: `the service answered HTTP ${status}; the request may or may not have been created` };
+  const message = `the service answered HTTP ${status}; the request may or may not have been created`;
+  return { kind: 'unknown', httpStatus: status, message };
 }
 
 /** Where a §7 `errors` key points: `mobile_wallets.2.mobile_number` → wallet item 2, field mobile_number. */

@@ -308,7 +308,7 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
       const named = new Set(Object.keys(map.rowErrors).map(Number));
       const rest = map.general.length === 0 && named.size > 0 ? remainderOf(request, named) : undefined;
       if (rest) {
-        const childSeq = await ledger.split(batchId, seq, { httpStatus: 422, message: outcome.message, rowErrors: map.rowErrors }, rest);
+        const childSeq = await ledger.split(batchId, seq, { httpStatus: outcome.httpStatus, message: outcome.message, rowErrors: map.rowErrors }, rest);
         const batch = await ledger.getBatch(batchId);
         return { kind: 'split', childSeq, open: batch?.open ?? 1 };
       }
@@ -318,7 +318,7 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
         const all = [...own, ...map.general];
         rowErrors[line] = all.length > 0 ? all : [outcome.message];
       }
-      return { kind: 'final', state: 'rejected', open: await ledger.finish(batchId, seq, { state: 'rejected', httpStatus: 422, message: outcome.message, rowErrors }) };
+      return { kind: 'final', state: 'rejected', open: await ledger.finish(batchId, seq, { state: 'rejected', httpStatus: outcome.httpStatus, message: outcome.message, rowErrors }) };
     }
   }
 }

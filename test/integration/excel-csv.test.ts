@@ -32,7 +32,7 @@ const ROWS = [
 /** The CSV files the program writes into a report folder: their first column and holders, sorted. */
 const WRITTEN: Record<string, { firstColumn: string; holders: readonly string[] }> = {
   'results.csv': { firstColumn: 'line', holders: [...HOLDERS, INVALID_HOLDER].sort() },
-  'rejected-rows.csv': { firstColumn: 'channel', holders: [INVALID_HOLDER] },
+  'rejected-rows.csv': { firstColumn: 'line', holders: [INVALID_HOLDER] },
   'reconciliation.csv': { firstColumn: 'request', holders: [...HOLDERS].sort() },
 };
 

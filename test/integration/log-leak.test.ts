@@ -3,14 +3,18 @@
  * Redis, the sandbox over HTTP) with faults — HTTP 500s, a 422 for a bank the sandbox does not
  * know — and a submission with a wrong token (401). Afterwards no log line holds either token,
  * any full mobile number (in any of its spellings) or any full account number or IBAN of the
- * files, and no report file holds a token.
+ * files, and no report file holds a token. Card charges the same way: every kind of outcome, a
+ * refused input and a logged charge body; no log line, error or result holds a card number, a CVV,
+ * the hash key, the merchant code or a token.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
-import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { bankRow, memoryLog, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { createChargeClient, type ChargeClientOptions, type ChargeInput } from '../../src/charge/charge-client.js';
+import { isCashoutError } from '../../src/errors.js';
 
 const TOKEN = 'leak-test-token-5b1e0c9d7a3f';
 const WRONG_TOKEN = 'leak-test-wrong-token-88c2e4';
@@ -136,5 +140,121 @@ describe('logs and reports never hold the token or full numbers', () => {
       expect(text, f).not.toContain(TOKEN);
       expect(text, f).not.toContain(WRONG_TOKEN);
     }
+  });
+});
+
+describe('card charges: no card number, CVV, hash key, merchant code or token in logs, errors or results', () => {
+  const MERCHANT_CODE = 'MC-leak-6d1f0a';
+  const HASH_KEY = 'hk-leak-0e7b4c91d2';
+  const WRONG_HASH_KEY = 'hk-leak-wrong-55a3';
+  const CVV = '946';
+  const CARDS = {
+    direct: '9000000000000019',
+    otp: '9000000000000035',
+    declined: '9000000000000050',
+    unknown: '4111111111111111',
+  };
+  let sandbox: Sandbox;
+  const sink = memoryLog('debug');
+  /** Messages and contexts of errors thrown, and every result returned, as text. */
+  const said: string[] = [];
+  const kinds: string[] = [];
+
+  const input = (card: string, n: number, change: Partial<ChargeInput> = {}): ChargeInput => ({
+    merchant_reference_id: `LEAK${n}`,
+    customer_merchant_profile_id: 'cust-17',
+    amount: '250.00',
+    customer_name: 'Mona Said',
+    customer_mobile: '+201001234567',
+    customer_email: 'mona@example.com',
+    card_number: card,
+    cvv: CVV,
+    expiry_year: '29',
+    expiry_month: '05',
+    description: 'Order',
+    ...change,
+  });
+
+  /** Charges once with `change` to the client's settings, keeping what came back or was thrown. */
+  const charge = async (i: ChargeInput, change: Partial<ChargeClientOptions> = {}) => {
+    const client = createChargeClient({
+      baseUrl: sandbox.url,
+      token: TOKEN,
+      merchantCode: MERCHANT_CODE,
+      hashKey: HASH_KEY,
+      requestTimeoutMs: 300,
+      connectTimeoutMs: 500,
+      connections: 1,
+      log: sink.log,
+      ...change,
+    });
+    try {
+      const result = await client.charge(i);
+      kinds.push(result.kind);
+      said.push(JSON.stringify(result));
+    } catch (err) {
+      if (!isCashoutError(err)) throw err;
+      kinds.push(err.code);
+      said.push(`${err.message} ${JSON.stringify(err.context)} ${err.stack ?? ''}`);
+      sink.log.error({ err }, 'charge refused');
+    } finally {
+      await client.close();
+    }
+  };
+
+  beforeAll(async () => {
+    const secrets = { merchantCode: MERCHANT_CODE, hashKey: HASH_KEY };
+    sandbox = await startSandbox({ token: TOKEN, banks: loadBankList(), ...secrets });
+    await charge(input(CARDS.direct, 1));
+    await charge(input(CARDS.otp, 2));
+    await charge(input(CARDS.declined, 3));
+    await charge(input(CARDS.unknown, 4));
+    await charge(input(CARDS.direct, 5), { hashKey: WRONG_HASH_KEY });
+    await charge(input(CARDS.direct, 6), { token: WRONG_TOKEN });
+    await charge(input(CARDS.direct, 7, { cvv: `${CVV}1`, card_number: `${CARDS.direct}0` }));
+    sandbox.setFaults({ rates: { hang: 1 } });
+    await charge(input(CARDS.direct, 8));
+    sandbox.setFaults({});
+    // A charge body logged whole (as a careless caller might): the logger itself keeps the secrets out.
+    const body = { ...input(CARDS.otp, 9), hash_key: HASH_KEY, merchant_code: MERCHANT_CODE };
+    sink.log.debug({ body }, 'charge body');
+  }, 30_000);
+
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('went through every kind of outcome', () => {
+    expect(kinds).toEqual([
+      'charged',
+      'otp_required',
+      'unknown',
+      'unknown',
+      'rejected',
+      'not_sent',
+      'charge_invalid',
+      'unknown',
+    ]);
+    expect(sink.lines.filter((l) => l.includes('"card charge"'))).toHaveLength(7);
+  });
+
+  it('no log line, error or result holds a card number, the CVV, a hash key, the merchant code or a token', () => {
+    const cards = Object.values(CARDS).flatMap((c) => [c, `${c}0`, c.replace(/(\d{4})(?=\d)/g, '$1 ')]);
+    const secrets = [...cards, HASH_KEY, WRONG_HASH_KEY, MERCHANT_CODE, TOKEN, WRONG_TOKEN];
+    const texts = [...sink.lines, ...said];
+    expect(texts.length).toBeGreaterThan(15);
+    for (const text of texts) {
+      expect(secrets.filter((s) => text.includes(s)), text).toEqual([]);
+      expect(text, 'a CVV').not.toMatch(new RegExp(`(?<!\\d)${CVV}1?(?!\\d)`));
+      expect(text).not.toMatch(/bearer/i);
+    }
+  });
+
+  it('cards show as their last four digits at most', () => {
+    const logged = sink.lines.join('');
+    expect(logged).toContain('"card":"****0019"');
+    expect(logged).toContain('"card_number":"****0035"');
+    expect(logged).toContain('"cvv":"[redacted]"');
+    expect(logged).toContain('"hash_key":"[redacted]"');
   });
 });

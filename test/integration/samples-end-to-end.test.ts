@@ -135,12 +135,15 @@ describe('samples run end to end', () => {
     const expected = validLines.map((l) => input.get(l)!);
     expect(created.map((i) => `${i.holder_name}|${i.amount}`).sort()).toEqual(expected.map((r) => `${r.holder_name}|${r.amount}`).sort());
 
-    // rejected-rows.csv: the input's own header and exactly the invalid rows, ready to fix and upload again.
+    // rejected-rows.csv: line and errors, then the input's own columns: exactly the invalid rows, ready to fix
+    // and upload again.
     const rejectedText = await readFile(join(dir, 'rejected-rows.csv'), 'utf8');
     const rejected = parse(rejectedText, { relax_column_count: true, bom: true }) as string[][];
     const inputRecords = parse(await readFile(ERRORS), { relax_column_count: true, bom: true }) as string[][];
-    expect(rejected[0]).toEqual(inputRecords[0]);
+    expect(rejected[0]).toEqual(['line', 'errors', ...inputRecords[0]!]);
     const invalidRecords = inputRecords.slice(1).filter((_, i) => issues.has(i + 2));
-    expect(rejected.slice(1)).toEqual(invalidRecords);
+    expect(rejected.slice(1).map((r) => r.slice(2))).toEqual(invalidRecords);
+    expect(rejected.slice(1).map((r) => Number(r[0]))).toEqual([...issues].sort((a, b) => a - b));
+    expect(rejected.slice(1).every((r) => /^\w+: /.test(r[1]!))).toBe(true);
   });
 });

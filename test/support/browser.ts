@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants, createReadStream } from 'node:fs';
-import { access, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -183,7 +183,9 @@ async function unpackInto(staging: string, entry: string, pkgDir: string, dir: s
   if (result.path !== join(staging, 'chromium')) throw new Error(`@sparticuz/chromium unpacked to ${result.path}`);
   await writeFile(join(staging, 'launch.json'), `${JSON.stringify({ args: result.args })}\n`);
 
-  const tar = spawn('tar', ['-x', '-C', staging], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const libs = join(staging, 'al2023'); // the archive holds lib/, as the package unpacks it on Lambda
+  await mkdir(libs);
+  const tar = spawn('tar', ['-x', '-C', libs], { stdio: ['pipe', 'ignore', 'pipe'] });
   let tarErr = '';
   tar.stderr!.on('data', (d) => (tarErr += d));
   const [, tarCode] = await Promise.all([

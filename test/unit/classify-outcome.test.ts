@@ -100,6 +100,25 @@ describe('classifyOutcome: HTTP 200', () => {
   ])('200 with %s is unknown (may or may not be created)', (_label, body) => {
     expect(classifyOutcome(response(200, body))).toMatchObject({ kind: 'unknown', httpStatus: 200 });
   });
+
+  it('200 whose body is the §7 failure with status_code 422 is rejected: nothing created (§7 clients check it)', () => {
+    const body = failureBody({ 'bank_accounts.0.bank_name': 'The selected bank name is invalid.' });
+    expect(classifyOutcome(response(200, body))).toEqual({
+      kind: 'rejected',
+      httpStatus: 200,
+      message: 'The given data was invalid.',
+      errors: { 'bank_accounts.0.bank_name': ['The selected bank name is invalid.'] },
+    });
+  });
+
+  it.each([
+    ['status_code 400', { status_code: 400 }],
+    ['success true', { success: true }],
+    ['no errors object', { errors: undefined }],
+  ])('200 with a §7-like body but %s is unknown, not a rejection', (_label, change) => {
+    const body = JSON.stringify({ ...JSON.parse(failureBody({ amount: 'x' })), ...change });
+    expect(classifyOutcome(response(200, body))).toMatchObject({ kind: 'unknown', httpStatus: 200 });
+  });
 });
 
 describe('classifyOutcome: HTTP 422 (nothing created, §7 rule 1)', () => {

@@ -386,7 +386,6 @@ describe('scriptSafe and displayServiceUrl', () => {
  * A real browser opens the page with the network cut off: the chart draws, nothing is fetched,
  * nothing is refused. The browser is the one every browser test uses (test/support/browser.ts).
  */
-
 describe('summary.html in a browser', () => {
   it('draws the chart offline under its own Content-Security-Policy and prints to A4', async () => {
     const { launchTestBrowser } = await import('../support/browser.js');
@@ -427,5 +426,5 @@ describe('summary.html in a browser', () => {
     } finally {
       await browser.close();
     }
-  });
+  }, 120_000); // the first run of the bundled browser unpacks it
 });

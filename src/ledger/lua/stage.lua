@@ -1,26 +1,18 @@
--- Stages one withdrawal request of a batch being imported and takes its payee keys, atomically.
--- KEYS: register, request. ARGV: prefix, cutoff, batch id, seq, force ('1': take keys held
--- elsewhere, a person's explicit choice), payees ("<line>\t<key>\n" per item), then the
--- request's field/value pairs.
--- A key held by a payout of another batch (taken since the import checked it) refuses the
--- request: { 'held', key, entry, request state, batch state, finished_at }. Else { 'ok' }.
---@lifecycle
-local PREFIX = ARGV[1]
-local CUTOFF = ARGV[2]
---@payees
-local own = ARGV[3] .. ':'
-local entries = {}
-for line, key in string.gmatch(ARGV[6], '(%d+)\t([^\n]+)\n') do
-  if ARGV[5] ~= '1' then
-    local cur = redis.call('HGET', KEYS[1], key)
-    if cur and string.sub(cur, 1, #own) ~= own then
-      local h = payee_holder(cur, key)
-      if h then return { 'held', key, cur, h[1], h[2], h[3] } end
-    end
+-- Stages one withdrawal request of a batch being imported and takes its payee keys.
+-- KEYS: register, request. ARGV: mode ('nx': take only free keys; 'force': take every key, a
+-- person's explicit choice), n (pairs of request fields), the request's n field/value pairs, then
+-- register key/value pairs (payee key, "<batch>:<seq>:<line>").
+-- Replies the payee keys that already had an entry (not taken here): the caller decides each one
+-- with take-payee.lua (free, the batch's own, or held by another payout).
+local n = tonumber(ARGV[2])
+redis.call('HSET', KEYS[2], unpack(ARGV, 3, 2 + 2 * n))
+local existing = {}
+local force = ARGV[1] == 'force'
+for i = 3 + 2 * n, #ARGV, 2 do
+  if force then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  elseif redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 0 then
+    existing[#existing + 1] = ARGV[i]
   end
-  entries[#entries + 1] = key
-  entries[#entries + 1] = own .. ARGV[4] .. ':' .. line
 end
-hset_all(KEYS[1], entries)
-redis.call('HSET', KEYS[2], 'payees', ARGV[6], unpack(ARGV, 7))
-return { 'ok' }
+return existing

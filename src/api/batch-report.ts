@@ -1,0 +1,96 @@
+/**
+ * What the HTTP API reads of a batch's report folder: the summary (counts and EGP totals per
+ * status), a page of results.csv rows with a given status, and the problems an import found
+ * (row-notes.jsonl). While a batch is not final the report is written again before it is read,
+ * so what the API shows is the ledger's present state.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { parse } from 'csv-parse';
+import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
+import { describeIssue, describeIssues } from '../import/reasons.js';
+import type { BatchRecord, Ledger } from '../ledger/index.js';
+import { writeReport, type ReportSummary, type RowStatus } from '../results/write-report.js';
+
+/** Batch states after which the ledger changes a batch's rows only by a person's action. */
+const SETTLED = new Set(['finished', 'needs_reconciliation', 'cancelled', 'refused']);
+
+/** The batch's summary.json, written first when the batch is not settled or it is missing. */
+export async function freshSummary(ledger: Ledger, batch: BatchRecord, bom: boolean | undefined): Promise<ReportSummary> {
+  if (SETTLED.has(batch.state)) {
+    try {
+      const text = await readFile(join(batch.reportDir, BATCH_FILES.summary), 'utf8');
+      return JSON.parse(text) as ReportSummary;
+    } catch {
+      // not written yet: written below
+    }
+  }
+  return writeReport(ledger, batch.id, { bom });
+}
+
+/** One row of results.csv as the API lists it (amounts are EGP decimal strings, as in the input). */
+export type ResultRow = Record<string, string>;
+
+/**
+ * Rows of results.csv whose status is `status` (every row when undefined), `perPage` rows from
+ * page `page` (1 = first), and how many such rows there are. Call `freshSummary` first.
+ */
+export async function resultRows(
+  batch: BatchRecord,
+  status: RowStatus | undefined,
+  page: number,
+  perPage: number,
+): Promise<{ rows: ResultRow[]; matching: number }> {
+  const from = (page - 1) * perPage;
+  const rows: ResultRow[] = [];
+  let matching = 0;
+  const parser = createReadStream(join(batch.reportDir, BATCH_FILES.results)).pipe(parse({ columns: true, bom: true }));
+  for await (const row of parser as AsyncIterable<ResultRow>) {
+    if (status !== undefined && row.status !== status) continue;
+    if (matching >= from && rows.length < perPage) rows.push(row);
+    matching++;
+  }
+  return { rows, matching };
+}
+
+/** A problem an import found in a row: invalid (with each issue) or a duplicate payee. */
+export interface RowProblem {
+  readonly line: number;
+  readonly status: 'invalid' | 'duplicate';
+  /** `column: reason` entries joined by "; ", as results.csv's `errors` column. */
+  readonly message: string;
+  readonly issues?: readonly { column: string; code: string; message: string }[];
+}
+
+/** The first `limit` problems of row-notes.jsonl, and whether there were more. */
+export async function importProblems(batch: BatchRecord, limit: number): Promise<{ problems: RowProblem[]; more: boolean }> {
+  const problems: RowProblem[] = [];
+  let more = false;
+  let stream;
+  try {
+    stream = createReadStream(join(batch.reportDir, BATCH_FILES.notes));
+    for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
+      if (text.trim() === '') continue;
+      const note = JSON.parse(text) as RowNote;
+      if (note.status === undefined) continue;
+      if (problems.length === limit) {
+        more = true;
+        break;
+      }
+      const issues = note.issues ?? [];
+      problems.push({
+        line: note.line,
+        status: note.status,
+        message: note.status === 'invalid' ? describeIssues(issues) : (note.message ?? ''),
+        ...(issues.length > 0 ? { issues: issues.map((i) => ({ column: i.column, code: i.code, message: describeIssue(i) })) } : {}),
+      });
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  } finally {
+    stream?.destroy();
+  }
+  return { problems, more };
+}

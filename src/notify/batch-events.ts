@@ -1,0 +1,59 @@
+/**
+ * Where batch events become notifications: an import whose batch awaits approval
+ * (`ImportDeps.onAwaitingApproval`), and a batch's end noticed by a worker (`onBatchDone`: its
+ * report is written, and the batch is `finished` or `needs_reconciliation`).
+ */
+import type { Logger } from 'pino';
+import type { ImportResult } from '../batch/import-batch.js';
+import type { Ledger } from '../ledger/index.js';
+import { formatPiasters } from '../money.js';
+import { ROW_STATUSES, writeReport, type ReportSummary } from '../results/write-report.js';
+import type { Notifier } from './notifier.js';
+import type { BatchFigures } from './payload.js';
+
+/** Figures of a batch from its report summary. */
+export function figuresOfSummary(s: ReportSummary): BatchFigures {
+  const counts: Record<string, number> = {};
+  const totals: Record<string, string> = {};
+  for (const status of ROW_STATUSES) {
+    counts[status] = s.byStatus[status].rows;
+    totals[status] = s.byStatus[status].amount;
+  }
+  return { batchId: s.batchId, state: s.batchState, fileName: s.fileName, rows: s.rows, counts, totals, total: s.total.amount };
+}
+
+/** Figures of a batch just imported and awaiting approval: its rows to pay are `pending`. */
+export function figuresOfImport(r: ImportResult, fileName: string): BatchFigures {
+  const total = formatPiasters(r.totalPiasters);
+  return {
+    batchId: r.batchId,
+    state: r.state,
+    fileName,
+    rows: r.rows,
+    counts: { pending: r.validRows, invalid: r.invalidRows, duplicate: r.duplicateRows },
+    totals: { pending: total },
+    total,
+  };
+}
+
+/**
+ * The `onBatchDone` of a worker: writes the batch's report, logs its end and notifies
+ * `batch.finished` or `batch.needs_reconciliation` (with the batch's end time, so a second call
+ * for the same end queues nothing new). Returns the summary.
+ */
+export function reportAndNotifyDone(ledger: Ledger, notifier: Notifier, log: Logger, csv: { bom?: boolean } = {}) {
+  return async (batchId: string): Promise<ReportSummary> => {
+    const s = await writeReport(ledger, batchId, csv);
+    log.info({ batchId, state: s.batchState, accepted: s.byStatus.accepted.rows, rows: s.rows }, 'batch finished; report written');
+    if (s.batchState === 'finished' || s.batchState === 'needs_reconciliation') {
+      const at = s.finishedAt ? new Date(s.finishedAt) : new Date();
+      await notifier.notify(s.batchState === 'finished' ? 'batch.finished' : 'batch.needs_reconciliation', figuresOfSummary(s), at);
+    }
+    return s;
+  };
+}
+
+/** The `ImportDeps.onAwaitingApproval` hook: notifies `batch.awaiting_approval`. */
+export function notifyAwaitingApproval(notifier: Notifier) {
+  return async (r: ImportResult, fileName: string): Promise<void> => notifier.notify('batch.awaiting_approval', figuresOfImport(r, fileName));
+}
