@@ -54,7 +54,8 @@ export function createNotifyProcessor(deps: NotifyProcessorDeps) {
       if (status < 200 || status > 299) error = `answered HTTP ${status}`;
     } catch (err) {
       const name = (err as Error).name;
-      error = name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${deps.timeoutMs} ms` : 'could not connect';
+      const timedOut = name === 'TimeoutError' || name === 'AbortError';
+      error = timedOut ? `no answer within ${deps.timeoutMs} ms` : 'could not connect';
     }
     const ok = error === undefined;
     await recordDelivery(deps.redis, deps.prefix, batchId, {
@@ -69,7 +70,8 @@ export function createNotifyProcessor(deps: NotifyProcessorDeps) {
     }).catch((err: Error) => deps.log.warn({ batchId, err: err.message }, 'delivery attempt not recorded'));
     if (!ok) {
       const last = attempt >= (job.opts.attempts ?? 1);
-      deps.log.warn({ batchId, event, host, attempt, status, reason: error }, last ? 'notification given up' : 'notification failed; will retry');
+      const what = last ? 'notification given up' : 'notification failed; will retry';
+      deps.log.warn({ batchId, event, host, attempt, status, reason: error }, what);
       throw new CashoutError('notify_failed', `notification ${event} to ${host}: ${error}`, { batchId, host, attempt });
     }
     deps.log.info({ batchId, event, host, attempt, status }, 'notification delivered');

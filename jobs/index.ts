@@ -5,7 +5,9 @@
  * |------------------|--------------------|------------------------|--------------------------------------------|
  * | cashout-submit   | submit-withdrawal  | submit-withdrawal.ts   | attempts 1, maxStalledCount 0, concurrency  |
  * | cashout-inbox    | scan-inbox         | scan-inbox.ts          | job scheduler `inbox-scan`: CASHOUT_SCHEDULE in CASHOUT_TIMEZONE (schedule.ts) |
+ * | cashout-notify   | deliver-notification | deliver-notification.ts | attempts CASHOUT_WEBHOOK_ATTEMPTS, exponential backoff from CASHOUT_WEBHOOK_BACKOFF_MS; one job per address |
  */
+export { startNotifyWorker, type NotifyWorker } from './deliver-notification.js';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';

@@ -4,6 +4,7 @@
  * CSV, 3 Redis cannot be reached or is unsafe, 4 the service cannot be reached or refused the
  * token, 70 an unexpected internal error. Errors are one line on stderr, never a stack trace.
  */
+import { watchStopSignals } from './stop-signals.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CashoutError, EXIT, exitCodeFor } from './errors.js';
 import type { AppContext } from './commands/context.js';
@@ -76,7 +77,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<file>', 'payout CSV')
     .addOption(delimiterOption())
     .addOption(encodingOption())
-    .action(act(async (c, file: string, o: { delimiter?: string; encoding?: string }) => (await import('./commands/validate.js')).validateCommand(c, file, o)));
+    .option('--errors-file <path>', 'write every problem to this CSV file (line, column, code, found, suggestion, …)')
+    .action(
+      act(async (c, file: string, o: { delimiter?: string; encoding?: string; errorsFile?: string }) =>
+        (await import('./commands/validate.js')).validateCommand(c, file, o),
+      ),
+    );
 
   program
     .command('run')
@@ -168,6 +174,23 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--host <address>', 'address to listen on (default CASHOUT_DASHBOARD_HOST or 127.0.0.1)')
     .action(act(async (c, o: { auth?: boolean; port?: number; host?: string }) => (await import('./commands/dashboard.js')).dashboardCommand(c, o)));
 
+  const apiKey = program.command('api-key').description('make, list and revoke keys of the HTTP API (/api/v1)');
+  const apiKeys = async () => (await import('./commands/api-key.js')).apiKeyCommand;
+  apiKey
+    .command('create')
+    .description('make a key and print it once; only its hash is kept')
+    .requiredOption('--name <who>', 'the person or system the key acts for (recorded as the importer, approver, …)')
+    .action(act(async (c, o: { name: string }) => (await apiKeys())(c, 'create', { name: o.name })));
+  apiKey
+    .command('list')
+    .description('list the keys: id, name, when made (never the keys)')
+    .action(act(async (c) => (await apiKeys())(c, 'list', {})));
+  apiKey
+    .command('revoke')
+    .description('revoke a key by its id')
+    .argument('<id>', 'the key\'s id (8 hex digits, as listed)')
+    .action(act(async (c, id: string) => (await apiKeys())(c, 'revoke', { id })));
+
   program
     .command('hash-password')
     .description('read a password from standard input and print a user entry for CASHOUT_DASHBOARD_USERS')
@@ -215,6 +238,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
 /** Runs the CLI with `argv` and returns the exit code; never throws. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // The worker keeps a stop asked for while it starts (see stop-signals.ts).
+  if (argv[0] === 'worker') watchStopSignals();
   let code: number = EXIT.ok;
   const program = buildProgram((c) => (code = c));
   try {

@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { Redis } from 'ioredis';
+import { CashoutError } from './errors.js';
 
 /** One named readiness check; `check` resolves true when that part of the process is ready. */
 export interface HealthCheck {
@@ -37,7 +38,10 @@ export function redisCheck(name: string, redis: Redis, timeoutMs = HEALTH_CHECK_
 }
 
 /** Runs every check at once (each bounded by `timeoutMs`; a check that throws fails). */
-export async function runHealthChecks(checks: readonly HealthCheck[], timeoutMs = HEALTH_CHECK_TIMEOUT_MS): Promise<HealthReport> {
+export async function runHealthChecks(
+  checks: readonly HealthCheck[],
+  timeoutMs = HEALTH_CHECK_TIMEOUT_MS,
+): Promise<HealthReport> {
   const results = await Promise.all(
     checks.map(async (c) => {
       try {
@@ -53,7 +57,8 @@ export async function runHealthChecks(checks: readonly HealthCheck[], timeoutMs 
 
 /**
  * Serves `GET /healthz` (and HEAD) on host:port: 200 `{"status":"ok"}` while every check passes,
- * else 503 `{"status":"unavailable","failing":[…]}`; any other path is 404. Resolves once listening.
+ * else 503 `{"status":"unavailable","failing":[…]}`; any other path is 404. Resolves once listening;
+ * throws `CashoutError('config_invalid')` naming CASHOUT_HEALTH_PORT when it cannot listen there.
  */
 export async function serveHealth(opts: {
   readonly host: string;
@@ -68,15 +73,21 @@ export async function serveHealth(opts: {
     }
     void runHealthChecks(opts.checks).then((report) => {
       const body = JSON.stringify(report);
-      res.writeHead(report.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+      res.writeHead(report.status === 'ok' ? 200 : 503, headers);
       res.end(req.method === 'HEAD' ? undefined : `${body}\n`);
     });
   });
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (err: NodeJS.ErrnoException) => {
+      const why = err.code ?? err.message;
+      const message = `setting CASHOUT_HEALTH_PORT: cannot listen on ${opts.host}:${opts.port} (${why})`;
+      reject(new CashoutError('config_invalid', message, { key: 'CASHOUT_HEALTH_PORT' }, err));
+    };
+    server.once('error', fail);
     server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });
@@ -97,7 +108,8 @@ export async function serveHealth(opts: {
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+    return await Promise.race([p, late]);
   } finally {
     clearTimeout(timer);
   }

@@ -6,7 +6,10 @@
  * charges: `card_number` shows its last four digits, `cvv`, `hash_key` and `merchant_code` are removed.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { Writable } from 'node:stream';
+import pretty from 'pino-pretty';
 import { maskDeep, maskNumber } from './mask.js';
+import { writeTerminalLog } from './terminal-log.js';
 
 export type { Logger } from 'pino';
 
@@ -38,7 +41,14 @@ export function createLogger(opts: LoggerOptions): Logger {
   };
   if (opts.stream) return pino(base, opts.stream);
   if (process.stderr.isTTY) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, colorize: true, ignore: 'pid,hostname,app' } } });
+    // Pretty lines in this thread, through the terminal's log sink: above a progress bar when one is drawn.
+    const terminal = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        writeTerminalLog(chunk.toString('utf8'));
+        done();
+      },
+    });
+    return pino(base, pretty({ destination: terminal, colorize: true, ignore: 'pid,hostname,app', sync: true }));
   }
   return pino(base, pino.destination({ dest: 2, sync: true }));
 }

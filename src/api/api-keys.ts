@@ -53,12 +53,14 @@ export function apiKeyStore(redis: Redis, prefix: string): ApiKeyStore {
   return {
     async create(name) {
       if (!NAME_PATTERN.test(name)) {
-        throw new CashoutError('usage', 'a key name is 1 to 64 letters, digits, ".", "_", "-" or "@", starting with a letter or digit');
+        const rule = 'a key name is 1 to 64 letters, digits, ".", "_", "-" or "@", starting with a letter or digit';
+        throw new CashoutError('usage', rule);
       }
       for (;;) {
         const id = randomBytes(4).toString('hex');
         const key = `${API_KEY_PREFIX}${id}_${randomBytes(32).toString('base64url')}`;
-        const stored: StoredKey = { id, name, createdAt: new Date().toISOString(), sha256: sha256(key).toString('hex') };
+        const createdAt = new Date().toISOString();
+        const stored: StoredKey = { id, name, createdAt, sha256: sha256(key).toString('hex') };
         if ((await redis.hsetnx(hash, id, JSON.stringify(stored))) === 1) return { key, record: record(stored) };
       }
     },

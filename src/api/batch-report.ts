@@ -18,7 +18,11 @@ import { writeReport, type ReportSummary, type RowStatus } from '../results/writ
 const SETTLED = new Set(['finished', 'needs_reconciliation', 'cancelled', 'refused']);
 
 /** The batch's summary.json, written first when the batch is not settled or it is missing. */
-export async function freshSummary(ledger: Ledger, batch: BatchRecord, bom: boolean | undefined): Promise<ReportSummary> {
+export async function freshSummary(
+  ledger: Ledger,
+  batch: BatchRecord,
+  bom: boolean | undefined,
+): Promise<ReportSummary> {
   if (SETTLED.has(batch.state)) {
     try {
       const text = await readFile(join(batch.reportDir, BATCH_FILES.summary), 'utf8');
@@ -65,7 +69,10 @@ export interface RowProblem {
 }
 
 /** The first `limit` problems of row-notes.jsonl, and whether there were more. */
-export async function importProblems(batch: BatchRecord, limit: number): Promise<{ problems: RowProblem[]; more: boolean }> {
+export async function importProblems(
+  batch: BatchRecord,
+  limit: number,
+): Promise<{ problems: RowProblem[]; more: boolean }> {
   const problems: RowProblem[] = [];
   let more = false;
   let stream;
@@ -84,7 +91,9 @@ export async function importProblems(batch: BatchRecord, limit: number): Promise
         line: note.line,
         status: note.status,
         message: note.status === 'invalid' ? describeIssues(issues) : (note.message ?? ''),
-        ...(issues.length > 0 ? { issues: issues.map((i) => ({ column: i.column, code: i.code, message: describeIssue(i) })) } : {}),
+        ...(issues.length > 0
+          ? { issues: issues.map((i) => ({ column: i.column, code: i.code, message: describeIssue(i) })) }
+          : {}),
       });
     }
   } catch (err) {

@@ -41,7 +41,8 @@ export async function receiveUpload(body: Readable, name: string, maxBytes: numb
     transform(chunk: Buffer, _enc, cb) {
       bytes += chunk.length;
       if (bytes > maxBytes) {
-        cb(new CashoutError('file_too_large', `the file is larger than ${maxBytes} bytes (CASHOUT_MAX_FILE_BYTES); nothing was imported`, { maxBytes }));
+        const message = `the file is larger than ${maxBytes} bytes (CASHOUT_MAX_FILE_BYTES); nothing was imported`;
+        cb(new CashoutError('file_too_large', message, { maxBytes }));
         return;
       }
       cb(null, chunk);

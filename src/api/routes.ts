@@ -65,7 +65,12 @@ const UploadQuery = z
     file_name: z.string().max(200).optional(),
     partial: flag.optional(),
     force: flag.optional(),
-    pay_again: z.string().trim().min(1, 'pay_again needs a reason: say why these payees are paid again').max(500).optional(),
+    pay_again: z
+      .string()
+      .trim()
+      .min(1, 'pay_again needs a reason: say why these payees are paid again')
+      .max(500)
+      .optional(),
     strict_duplicates: flag.optional(),
     delimiter: z.enum([',', ';', '\t', '|', 'comma', 'semicolon', 'tab', 'pipe']).optional(),
     encoding: z.string().min(1).max(40).optional(),
@@ -79,9 +84,11 @@ const RowsQuery = z
     per_page: z.coerce.number().int().min(1).max(1_000).default(100),
   })
   .strict();
-const NoteBody = z.object({ note: z.string().trim().min(1).max(1_000), label: z.string().trim().max(100).optional() }).strict();
+const labelField = z.string().trim().max(100).optional();
+const noteField = z.string().trim().min(1).max(1_000);
+const NoteBody = z.object({ note: noteField, label: labelField }).strict();
 const ResolveBody = z
-  .object({ finding: z.enum(['created', 'not_created']), note: z.string().trim().min(1).max(1_000), label: z.string().trim().max(100).optional() })
+  .object({ finding: z.enum(['created', 'not_created']), note: noteField, label: labelField })
   .strict();
 const ActorBody = z.object({ label: z.string().trim().max(100).optional() }).strict();
 const DELIMITERS: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', pipe: '|' };
@@ -112,16 +119,19 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       const wait = await limiter.waitSeconds(req.ip);
       if (wait > 0) {
         reply.header('retry-after', String(wait));
-        return sendError(reply, 429, 'too_many_failures', 'too many requests with a wrong API key from this address; wait');
+        const text = 'too many requests with a wrong API key from this address; wait';
+        return sendError(reply, 429, 'too_many_failures', text);
       }
       const auth = req.headers.authorization ?? '';
       const m = /^Bearer ([^\s]+)$/.exec(auth);
       const key = m ? await keys.verify(m[1]!) : undefined;
       if (!key) {
         await limiter.failed(req.ip);
-        deps.log.warn({ address: req.ip, route: req.routeOptions.url }, 'API request refused: missing or wrong API key');
+        const route = req.routeOptions.url;
+        deps.log.warn({ address: req.ip, route }, 'API request refused: missing or wrong API key');
         reply.header('www-authenticate', 'Bearer');
-        return sendError(reply, 401, 'unauthorized', 'send an API key as "Authorization: Bearer <key>" (cashout api-key create)');
+        const text = 'send an API key as "Authorization: Bearer <key>" (cashout api-key create)';
+        return sendError(reply, 401, 'unauthorized', text);
       }
       (req as Authed).apiKey = key;
       return undefined;
@@ -129,11 +139,15 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
 
     app.setErrorHandler(async (err, req, reply) => {
       if (isCashoutError(err)) {
-        deps.log.warn({ user: (req as Authed).apiKey?.name, route: req.routeOptions.url, code: err.code, reason: err.message }, 'API request refused');
+        const user = (req as Authed).apiKey?.name;
+        const route = req.routeOptions.url;
+        deps.log.warn({ user, route, code: err.code, reason: err.message }, 'API request refused');
         return sendError(reply, httpStatusOf(err.code), err.code, err.message);
       }
       const status = (err as { statusCode?: number }).statusCode;
-      if (status !== undefined && status >= 400 && status < 500) return sendError(reply, status, 'bad_request', (err as Error).message);
+      if (status !== undefined && status >= 400 && status < 500) {
+        return sendError(reply, status, 'bad_request', (err as Error).message);
+      }
       deps.log.error({ route: req.routeOptions.url, err: (err as Error).message }, 'API request failed');
       return sendError(reply, 500, 'internal', 'internal error; the server log has the details');
     });
@@ -148,8 +162,10 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       if (!batch) throw new CashoutError('batch_not_found', `no batch ${JSON.stringify(id.slice(0, 40))}`);
       return batch;
     };
-    const logAction = (req: FastifyRequest, action: string, batchId: string, extra: Record<string, unknown> = {}) =>
-      deps.log.info({ user: (req as Authed).apiKey!.name, keyId: (req as Authed).apiKey!.id, action, batchId, ...extra }, `API ${action}`);
+    const logAction = (req: FastifyRequest, action: string, batchId: string, extra: Record<string, unknown> = {}) => {
+      const key = (req as Authed).apiKey!;
+      deps.log.info({ user: key.name, keyId: key.id, action, batchId, ...extra }, `API ${action}`);
+    };
 
     /** The batch as the API shows it: facts, counts and EGP totals per status, story, files. */
     const batchBody = async (batch: BatchRecord) => {
@@ -184,22 +200,26 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
 
     app.post('/batches', async (req, reply) => {
       const q = parseInput(UploadQuery, req.query, 'query');
-      if (!deps.import) {
-        throw new CashoutError('config_invalid', 'uploads need the service address: set CASHOUT_API_BASE_URL where the dashboard runs');
-      }
       const body = req.body as Readable | undefined;
       if (!body || typeof (body as Readable).pipe !== 'function') {
         throw new CashoutError('usage', 'send the payout file as the request body with Content-Type: text/csv');
       }
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > deps.maxFileBytes) {
-        throw new CashoutError('file_too_large', `the file is larger than ${deps.maxFileBytes} bytes (CASHOUT_MAX_FILE_BYTES); nothing was imported`);
+        const limit = deps.maxFileBytes;
+        const text = `the file is larger than ${limit} bytes (CASHOUT_MAX_FILE_BYTES); nothing was imported`;
+        throw new CashoutError('file_too_large', text);
+      }
+      const importDeps = deps.import;
+      if (!importDeps) {
+        const text = 'uploads need the service address: set CASHOUT_API_BASE_URL where the dashboard runs';
+        throw new CashoutError('config_invalid', text);
       }
       const file = await receiveUpload(body, uploadFileName(q.file_name), deps.maxFileBytes);
       const actor = actorOf(req, q.label);
       try {
         const by = actor.label ? `${actor.user} (${actor.label})` : actor.user;
-        const result = await importBatch(deps.import, file.path, {
+        const result = await importBatch(importDeps, file.path, {
           ...(q.partial ? { partial: true } : {}),
           ...(q.force ? { force: true } : {}),
           ...(q.pay_again ? { payAgain: { note: q.pay_again } } : {}),
@@ -209,7 +229,8 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
           importedBy: by,
           importedByUser: actor.user,
         });
-        logAction(req, 'upload', result.batchId, { state: result.state, rows: result.rows, invalidRows: result.invalidRows });
+        const { state, rows, invalidRows } = result;
+        logAction(req, 'upload', result.batchId, { state, rows, invalidRows });
         const batch = (await deps.ledger.getBatch(result.batchId))!;
         const { problems, more } = await importProblems(batch, PROBLEMS_LISTED);
         return reply
@@ -235,7 +256,9 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       }
     });
 
-    app.get('/batches/:id', async (req, reply) => reply.header('cache-control', 'no-store').send(await batchBody(await loadBatch(req))));
+    app.get('/batches/:id', async (req, reply) =>
+      reply.header('cache-control', 'no-store').send(await batchBody(await loadBatch(req))),
+    );
 
     app.get('/batches/:id/rows', async (req, reply) => {
       const q = parseInput(RowsQuery, req.query, 'query');
@@ -254,9 +277,13 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
 
     app.get('/batches/:id/files/:name', async (req, reply) => {
       const { name } = req.params as { name: string };
-      if (!(API_FILES as readonly string[]).includes(name)) return sendError(reply, 404, 'not_found', `no file ${JSON.stringify(name.slice(0, 40))}`);
+      if (!(API_FILES as readonly string[]).includes(name)) {
+        return sendError(reply, 404, 'not_found', `no file ${JSON.stringify(name.slice(0, 40))}`);
+      }
       const batch = await loadBatch(req);
-      if (name === 'reconciliation.csv') await writeReconciliation(deps.ledger, batch.id, batch.reportDir, { bom: deps.csvBom });
+      if (name === 'reconciliation.csv') {
+        await writeReconciliation(deps.ledger, batch.id, batch.reportDir, { bom: deps.csvBom });
+      }
       else await freshSummary(deps.ledger, batch, deps.csvBom);
       const stream = createReadStream(join(batch.reportDir, name));
       try {
@@ -277,7 +304,8 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
 
     app.get('/batches/:id/notifications', async (req, reply) => {
       const batch = await loadBatch(req);
-      return reply.header('cache-control', 'no-store').send({ batchId: batch.id, deliveries: await listDeliveries(deps.redis, deps.prefix, batch.id) });
+      const deliveries = await listDeliveries(deps.redis, deps.prefix, batch.id);
+      return reply.header('cache-control', 'no-store').send({ batchId: batch.id, deliveries });
     });
 
     app.post('/batches/:id/approve', async (req, reply) => {
@@ -299,7 +327,9 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
 
     const seqOf = (req: FastifyRequest): number => {
       const seq = Number((req.params as { seq: string }).seq);
-      if (!Number.isInteger(seq) || seq < 1) throw new CashoutError('request_not_found', 'a request number is a whole number from 1');
+      if (!Number.isInteger(seq) || seq < 1) {
+        throw new CashoutError('request_not_found', 'a request number is a whole number from 1');
+      }
       return seq;
     };
 

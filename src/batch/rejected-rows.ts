@@ -25,11 +25,22 @@ export function errorsText(issues: readonly RowIssue[]): string {
 }
 
 /** Opens `path` (owner-only, written to a temporary name and renamed) for the rows of a file with `header`. */
-export function openRejectedRows(path: string, header: readonly string[], options: CsvOutOptions = {}): RejectedRowsOut {
+export function openRejectedRows(
+  path: string,
+  header: readonly string[],
+  options: CsvOutOptions = {},
+): RejectedRowsOut {
   const kept = header.map((_, i) => i).filter((i) => !IGNORED_COLUMNS.includes(normaliseHeaderName(header[i] ?? '')));
   const out = openCsvOut(path, ['line', 'errors', ...kept.map((i) => header[i]!)], options);
   return {
-    write: (line, cells, issues) => out.write([line, errorsText(issues), ...kept.map((i) => cells[i] ?? '')]),
+    // Cells as read: a row with fewer or more fields than the header keeps them (its error says so).
+    write: (line, cells, issues) =>
+      out.write([
+        line,
+        errorsText(issues),
+        ...kept.filter((i) => i < cells.length).map((i) => cells[i]!),
+        ...cells.slice(header.length),
+      ]),
     close: () => out.close(),
   };
 }

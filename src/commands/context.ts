@@ -184,6 +184,7 @@ export async function importOpenedFile(
     throw new CashoutError('usage', '--pay-again needs a reason: say why these payees are paid again');
   }
   const reading = startProgress(ctx.log, 'reading', 'rows');
+  let rowsRead = 0;
   try {
     return await importBatch(
       importDeps(ctx, handles, target.baseUrl, target.token),
@@ -193,11 +194,13 @@ export async function importOpenedFile(
         ...(payAgain === undefined ? {} : { payAgain: { note: payAgain.trim() } }),
         importedBy: actorText(actor),
         importedByUser: actor.user,
-        onRowsRead: (n) => reading.update(n),
+        // The file's row count is estimated from its size and first piece until it is read.
+        onRowsRead: (n) => reading.update((rowsRead = n), Math.max(n, opened.scan.estimatedRows())),
       },
       opened,
     );
   } finally {
+    reading.update(rowsRead, rowsRead); // the estimate gives way to the count read
     reading.stop();
   }
 }

@@ -12,7 +12,7 @@ import { buildDashboard } from '../dashboard/server.js';
 import { hashPassword, loadUsers } from '../dashboard/users.js';
 import { parseHost } from '../dashboard/host-guard.js';
 import { createMetrics } from '../metrics.js';
-import { openQueues, type AppContext } from './context.js';
+import { importDeps, openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -54,6 +54,12 @@ export async function dashboardCommand(ctx: AppContext, opts: { auth?: boolean; 
     csvBom: ctx.config.csvBom,
     metrics: createMetrics({ queues: [h.queue, inbox], ledger: h.ledger }),
     allowedHosts: answeredHosts(ctx.config.dashboardHosts, host, port),
+    timeZone: ctx.config.timezone,
+    // The HTTP API: uploads need the service's address (batches are bound to it).
+    api: {
+      import: ctx.config.apiBaseUrl ? importDeps(ctx, h, ctx.config.apiBaseUrl, ctx.config.apiToken) : undefined,
+      maxFileBytes: ctx.config.maxFileBytes,
+    },
   });
   const url = await app.listen({ host, port });
   process.stdout.write(`Dashboard on ${url}${noAuth ? ' (no login: local use only)' : ''}\n`);

@@ -5,10 +5,11 @@
  * `STOP_RECORD_GRACE_MS`, whatever Redis does. Exit 0 when every one was recorded; else
  * `EXIT_LEFT_FOR_RECOVERY`, with a log line naming the requests left for the recovery sweep.
  */
-import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
+import { startNotifyWorker, startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
-import { writeReport } from '../results/write-report.js';
+import { reportAndNotifyDone } from '../notify/batch-events.js';
 import { EXIT } from '../errors.js';
+import { stopAsked, watchStopSignals } from '../stop-signals.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
 import { redisCheck, serveHealth } from '../health.js';
 import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
@@ -27,6 +28,8 @@ const CLOSE_WAIT_MS = 1_000;
 
 /** Runs until a stop signal; returns the exit code. */
 export async function workerCommand(ctx: AppContext): Promise<number> {
+  // A stop asked for while the worker is still starting is kept and honoured once it is up.
+  watchStopSignals();
   const target = serviceTarget(ctx.config);
   const handles = await openQueues(ctx);
   let makeDurable;
@@ -57,6 +60,16 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
         })
       : undefined;
   const client = paymentClientFor(ctx, target);
+  // A batch's end: its report, then its notification (queued; delivered below, off the batch's path).
+  const reportAndNotify = reportAndNotifyDone(handles.ledger, handles.notifier, ctx.log, { bom: ctx.config.csvBom });
+  const secret = ctx.config.webhookSecret;
+  const notifyWorker =
+    ctx.config.webhookUrls.length > 0 && secret
+      ? startNotifyWorker(
+          { connection: handles.workerRedis, prefix: handles.prefix },
+          { secret, timeoutMs: ctx.config.webhookTimeoutMs, redis: handles.redis, prefix: handles.prefix, log: ctx.log },
+        )
+      : undefined;
   worker = startSubmitWorker(
     workerSettingsFor(ctx, handles, target.baseUrl, { makeDurable, metrics }),
     {
@@ -65,21 +78,18 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
       log: ctx.log,
       queue: handles.queue,
       onBatchDone: async (batchId) => {
-        const s = await writeReport(handles.ledger, batchId, { bom: ctx.config.csvBom });
-        ctx.log.info({ batchId, state: s.batchState, accepted: s.byStatus.accepted.rows, rows: s.rows }, 'batch finished; report written');
+        await reportAndNotify(batchId);
       },
     },
   );
   ctx.log.info({ concurrency: ctx.config.concurrency, service: target.baseUrl }, 'worker started');
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await stopAsked();
   stopping = true;
   const budgetMs = ctx.config.requestTimeoutMs + STOP_RECORD_GRACE_MS;
   ctx.log.info({ withinMs: budgetMs }, 'stopping: no new submission starts; in-flight ones finish and are recorded');
   const stopped = await worker.stop(Date.now() + budgetMs);
+  // A delivery in flight is not waited for: it is tried again by the next worker.
+  await closeWithin(() => notifyWorker?.close());
   const dropRedis = () => {
     handles.workerRedis.disconnect();
     handles.redis.disconnect();

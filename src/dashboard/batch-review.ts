@@ -17,7 +17,10 @@ export interface BatchReview {
   readonly pages: number;
   readonly payees: number;
   readonly total: string;
-  readonly byChannel: { readonly wallet: { rows: number; amount: string }; readonly bank: { rows: number; amount: string } };
+  readonly byChannel: {
+    readonly wallet: { rows: number; amount: string };
+    readonly bank: { rows: number; amount: string };
+  };
 }
 
 /**

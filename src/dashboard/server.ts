@@ -35,6 +35,13 @@ import { verifyPassword, type UserTable } from './users.js';
 import { hostAllowed, MISDIRECTED_TEXT, parseHost, type HostEntry } from './host-guard.js';
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS, loginLimiter } from './login-limit.js';
 import type { MetricsRegistry } from '../metrics.js';
+import type { ImportDeps } from '../batch/import-batch.js';
+import { chooseLanguage, directionOf, isLanguage, LANG_COOKIE, translator, type MessageKey, type Translate } from './i18n/index.js';
+import { timeFormatter } from './format-time.js';
+import { batchReview } from './batch-review.js';
+import { requestItems } from './request-items.js';
+import { batchLive } from './batch-live.js';
+import { uploadRoutes, type PageRenderer } from './upload-routes.js';
 import { API_ROUTE_PREFIX, httpApi, type ApiDeps } from '../api/routes.js';
 
 /** Name of the session cookie. */
@@ -62,11 +69,35 @@ export interface DashboardDeps {
   readonly allowedHosts?: readonly string[];
   /** The HTTP API under /api/v1 (src/api/routes.ts), with what its uploads need; none when absent. */
   readonly api?: Pick<ApiDeps, 'import' | 'maxFileBytes'>;
+  /** Time zone of the times shown (CASHOUT_TIMEZONE); default Africa/Cairo. */
+  readonly timeZone?: string;
+  /**
+   * What an upload's Send imports with (`importDeps` of the commands: the ledger, queue, rules,
+   * limits and approval policy of `cashout import`); else `api.import`. Without either, the
+   * upload page says uploads are off.
+   */
+  readonly imports?: ImportDeps;
+}
+
+/**
+ * A message shown once on the next page: a key of the wording tables with its parameters, or a
+ * text as it came (the ledger's refusals are written in English).
+ */
+export interface Flash {
+  readonly kind: 'ok' | 'error';
+  readonly key?: MessageKey;
+  readonly params?: Readonly<Record<string, string | number>>;
+  readonly text?: string;
+}
+
+/** The flash of a refused action: its wording key when the error names one, else its message. */
+export function errorFlash(err: { message: string; context: Record<string, unknown> }): Flash {
+  return typeof err.context.key === 'string' ? { kind: 'error', key: err.context.key as MessageKey, params: err.context as Record<string, string> } : { kind: 'error', text: err.message };
 }
 
 const TEMPLATES = join(PACKAGE_ROOT, 'src', 'dashboard', 'templates');
 /** Routes served without a session, by the route pattern matched (never the raw path). */
-const PUBLIC = new Set(['/login', '/static/dashboard.css']);
+const PUBLIC = new Set(['/login', '/static/dashboard.css', '/static/dashboard.js', '/lang/:lang']);
 
 /** Parses the extra Host names; throws `config_invalid` naming a bad entry. */
 function hostEntries(entries: readonly string[]): HostEntry[] {
@@ -113,22 +144,28 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   const logins = loginLimiter(deps.redis, deps.prefix);
 
   const money = (amount: string) => groupDigits(amount);
-  const page = (reply: FastifyReply, view: string, title: string, data: Record<string, unknown>, session?: Session, flash?: { kind: string; text: string }) => {
-    const body = eta.render(view, { ...data, money, piasters: formatPiasters, csrf: session?.csrf ?? '' });
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .send(eta.render('layout', { title, body, user: session?.user, csrf: session?.csrf ?? '', flash }));
+  const timeZone = deps.timeZone ?? 'Africa/Cairo';
+  const languageOf = (req: FastifyRequest) => chooseLanguage(req.cookies[LANG_COOKIE], req.headers['accept-language']);
+  const translate = (req: FastifyRequest): Translate => translator(languageOf(req));
+  const page: PageRenderer = (req, reply, view, title, data, session, flash) => {
+    const lang = languageOf(req);
+    const t = translator(lang);
+    const time = timeFormatter(timeZone, lang);
+    const common = { money, piasters: formatPiasters, csrf: session?.csrf ?? '', t, time, lang, timeZone };
+    const body = eta.render(view, { ...data, ...common });
+    const shown = flash && { kind: flash.kind, text: flash.key ? t(flash.key, flash.params) : (flash.text ?? '') };
+    const layout = { ...common, title, body, user: session?.user, flash: shown, dir: directionOf(lang), url: req.url };
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(eta.render('layout', layout));
   };
 
   const sessionOf = (req: FastifyRequest) => (req as FastifyRequest & { session?: Session }).session;
-  const setFlash = async (s: Session | undefined, kind: 'ok' | 'error', text: string) => {
-    if (s) await deps.redis.set(flashKey(s.id), JSON.stringify({ kind, text }), 'EX', 60);
+  const setFlash = async (s: Session | undefined, flash: Flash) => {
+    if (s) await deps.redis.set(flashKey(s.id), JSON.stringify(flash), 'EX', 60);
   };
-  const takeFlash = async (s: Session | undefined) => {
+  const takeFlash = async (s: Session | undefined): Promise<Flash | undefined> => {
     if (!s) return undefined;
     const raw = await deps.redis.getdel(flashKey(s.id));
-    return raw ? (JSON.parse(raw) as { kind: string; text: string }) : undefined;
+    return raw ? (JSON.parse(raw) as Flash) : undefined;
   };
 
   // Same-origin check for every state-changing request (the session cookie is also SameSite=Strict).
@@ -173,10 +210,25 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   };
 
   app.get('/static/dashboard.css', async (_req, reply) => reply.type('text/css').send(createReadStream(join(TEMPLATES, 'dashboard.css'))));
+  app.get('/static/dashboard.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').send(createReadStream(join(TEMPLATES, 'dashboard.js'))),
+  );
+
+  // The language switch: keeps the choice in a cookie (a preference, not a state change), then goes back.
+  app.get('/lang/:lang', async (req, reply) => {
+    const { lang } = req.params as { lang: string };
+    const next = String((req.query as Record<string, unknown>).next ?? '/batches');
+    if (isLanguage(lang)) {
+      const cookie = { path: '/', sameSite: 'strict' as const, httpOnly: true, maxAge: 365 * 86_400, secure: deps.secureCookies };
+      reply.setCookie(LANG_COOKIE, lang, cookie);
+    }
+    return reply.redirect(next.startsWith('/') && !next.startsWith('//') ? next : '/batches', 303);
+  });
 
   app.get('/login', async (req, reply) => {
     const next = String((req.query as Record<string, unknown>).next ?? '/batches');
-    return page(reply, 'login', 'Log in', { next: next.startsWith('/') && !next.startsWith('//') ? next : '/batches' });
+    const t = translate(req);
+    return page(req, reply, 'login', t('login.title'), { next: next.startsWith('/') && !next.startsWith('//') ? next : '/batches' });
   });
 
   app.post('/login', async (req, reply) => {
@@ -190,15 +242,14 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     if (ticket.retryAfterSeconds > 0) {
       deps.log.warn({ user: user.slice(0, 64), address: req.ip }, 'dashboard login refused: too many failed attempts');
       const minutes = Math.ceil(ticket.retryAfterSeconds / 60);
-      const wait = `${minutes} minute${minutes === 1 ? '' : 's'}`;
-      const text = `Too many failed attempts for this user name from here; try again in ${wait}.`;
       reply.code(429).header('retry-after', String(ticket.retryAfterSeconds));
-      return page(reply, 'login', 'Log in', { next }, undefined, { kind: 'error', text });
+      const flash: Flash = { kind: 'error', key: 'login.tooMany', params: { minutes } };
+      return page(req, reply, 'login', translate(req)('login.title'), { next }, undefined, flash);
     }
     if (!(await verifyPassword(deps.users, user, password))) {
       deps.log.warn({ user: user.slice(0, 64) }, 'dashboard login refused');
       reply.code(401);
-      return page(reply, 'login', 'Log in', { next }, undefined, { kind: 'error', text: 'Wrong user name or password.' });
+      return page(req, reply, 'login', translate(req)('login.title'), { next }, undefined, { kind: 'error', key: 'login.wrong' });
     }
     await logins.succeeded(ticket);
     const session = await sessions.create(user);
@@ -231,7 +282,8 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
 
   app.get('/batches', async (req, reply) => {
     const s = sessionOf(req);
-    return page(reply, 'batches', 'Batches', { batches: await listBatchViews(deps.ledger) }, s, await takeFlash(s));
+    const views = await listBatchViews(deps.ledger);
+    return page(req, reply, 'batches', translate(req)('batches.title'), { batches: views }, s, await takeFlash(s));
   });
 
   const loadBatch = async (id: string, reply: FastifyReply) => {
@@ -249,7 +301,27 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     if (!batch) return reply;
     const s = sessionOf(req);
     const requests = await requestsInState(deps.ledger, id, ['pending', 'sending', 'accepted', 'rejected', 'unknown', 'not_sent', 'reconciled_created', 'reconciled_not_created']);
-    return page(reply, 'batch', `Batch ${id}`, { view: await batchView(deps.ledger, batch), requests }, s, await takeFlash(s));
+    // The payments of each unknown request, for the person who looks them up (numbers masked).
+    const itemsOf: Record<number, ReturnType<typeof requestItems>> = {};
+    for (const r of requests) {
+      if (r.state !== 'unknown') continue;
+      const full = await deps.ledger.getRequest(id, r.seq);
+      if (full) itemsOf[r.seq] = requestItems(full);
+    }
+    const view = await batchView(deps.ledger, batch);
+    const pageNo = Number((req.query as Record<string, unknown>).page ?? 1);
+    const review = view.state === 'awaiting_approval' ? await batchReview(deps.ledger, batch, pageNo) : undefined;
+    const data = { view, requests, itemsOf, review };
+    return page(req, reply, 'batch', translate(req)('batch.title', { id }), data, s, await takeFlash(s));
+  });
+
+  // What the batch page polls while the batch is being sent: state, counts and totals.
+  app.get('/batches/:id/live.json', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const batch = await loadBatch(id, reply);
+    if (!batch) return reply;
+    const live = await batchLive(deps.ledger, await batchView(deps.ledger, batch), translate(req));
+    return reply.header('cache-control', 'no-store').send(live);
   });
 
   app.get('/batches/:id/files/:name', async (req, reply) => {
@@ -278,32 +350,39 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
       .send(stream);
   });
 
-  const action = (name: string, run: (req: FastifyRequest, s: Session, id: string) => Promise<string>) =>
+  const action = (name: string, run: (req: FastifyRequest, s: Session, id: string) => Promise<Flash>) =>
     app.post(`/batches/:id/${name}`, { preHandler: requireCsrf }, async (req, reply) => {
       const { id } = req.params as { id: string };
       const s = sessionOf(req)!;
       if (!(await loadBatch(id, reply))) return reply;
       try {
-        const text = await run(req, s, id);
-        deps.log.info({ user: s.user, action: name, batchId: id }, text);
-        await setFlash(s, 'ok', text);
+        const flash = await run(req, s, id);
+        deps.log.info({ user: s.user, action: name, batchId: id }, `dashboard action: ${name}`);
+        await setFlash(s, flash);
       } catch (err) {
         if (!isCashoutError(err)) throw err;
         deps.log.warn({ user: s.user, action: name, batchId: id, reason: err.message }, 'dashboard action refused');
-        await setFlash(s, 'error', err.message);
+        await setFlash(s, errorFlash(err));
       }
       return reply.redirect(`/batches/${id}`, 303);
     });
 
-  action('approve', async (_req, s, id) => {
+  // The checker confirms having seen the rows and the total: the total posted must be the batch's.
+  action('approve', async (req, s, id) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (body.confirm !== 'yes') throw new CashoutError('usage', 'not confirmed', { key: 'batch.approveUnconfirmed' });
+    const batch = await deps.ledger.getBatch(id);
+    if (!batch || String(body.total ?? '') !== formatPiasters(batch.totalPiasters)) {
+      throw new CashoutError('state_conflict', 'the batch is not what the page showed', { key: 'batch.totalChanged' });
+    }
     const n = await approveBatch(deps.ledger, deps.queue, id, { user: s.user });
-    return `Batch approved by ${s.user}: ${n} withdrawal requests queued.`;
+    return { kind: 'ok', key: 'batch.approved', params: { user: s.user, n } };
   });
   action('cancel', async (req, s, id) => {
     const note = String((req.body as Record<string, unknown>).note ?? '').trim() || 'cancelled from the dashboard';
     await cancelBatch(deps.ledger, id, { user: s.user }, note);
     await writeReport(deps.ledger, id, { bom: deps.csvBom });
-    return `Batch cancelled by ${s.user}; nothing of it will be sent.`;
+    return { kind: 'ok', key: 'batch.cancelled', params: { user: s.user } };
   });
 
   app.post('/batches/:id/requests/:seq/:verb', { preHandler: requireCsrf }, async (req, reply) => {
@@ -317,24 +396,27 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
         const body = req.body as Record<string, unknown>;
         const finding = body.finding === 'created' ? 'created' : body.finding === 'not_created' ? 'not_created' : undefined;
         const note = String(body.note ?? '').trim();
-        if (!finding || note === '') throw new (await import('../errors.js')).CashoutError('usage', 'choose a finding and write a note');
+        if (!finding || note === '') throw new CashoutError('usage', 'choose a finding and write a note', { key: 'request.needFinding' });
         await resolveRequest(deps.ledger, id, seq, finding, { user: s.user }, note);
         await writeReport(deps.ledger, id, { bom: deps.csvBom });
         deps.log.info({ user: s.user, action: 'resolve', batchId: id, seq, finding }, 'reconciliation recorded');
-        await setFlash(s, 'ok', `Request ${seq}: recorded as ${finding.replace('_', ' ')} by ${s.user}.`);
+        const shown = translate(req)(finding === 'created' ? 'finding.created' : 'finding.not_created');
+        await setFlash(s, { kind: 'ok', key: 'request.recorded', params: { seq, finding: shown, user: s.user } });
       } else {
         await retryRequest(deps.ledger, deps.queue, id, seq, { user: s.user });
         deps.log.info({ user: s.user, action: 'retry', batchId: id, seq }, 'request queued again');
-        await setFlash(s, 'ok', `Request ${seq} queued again; the ledger decides whether it may be sent.`);
+        await setFlash(s, { kind: 'ok', key: 'request.queued', params: { seq } });
       }
     } catch (err) {
       if (!isCashoutError(err)) throw err;
-      await setFlash(s, 'error', err.message);
+      await setFlash(s, errorFlash(err));
     }
     return reply.redirect(`/batches/${id}`, 303);
   });
 
   if (deps.api) await app.register(httpApi({ ...deps, ...deps.api }), { prefix: API_ROUTE_PREFIX });
+
+  await app.register(uploadRoutes({ deps, page, translate, sessionOf, setFlash, takeFlash }));
 
   if (deps.metrics) {
     const metrics = deps.metrics;

@@ -85,7 +85,13 @@ export function fieldCountIssue(record: readonly string[], width: number, delimi
   if (splits.length > 0 && alignCells(record, width, delimiter) !== undefined) {
     const first = splits[0]!;
     const value = record.slice(first.from, first.to + 1).join(delimiter);
-    return { column: 'row', code: 'field_count', found: record[first.from]!, suggestion: quoteCsvValue(value.trim()), params: { ...params, value, quote: true } };
+    return {
+      column: 'row',
+      code: 'field_count',
+      found: record[first.from]!,
+      suggestion: quoteCsvValue(value.trim()),
+      params: { ...params, value, quote: true },
+    };
   }
   return { column: 'row', code: 'field_count', params };
 }

@@ -3,7 +3,7 @@
  * endpoint has none (interface doc §2.4, §5), so the ledger keeps one: each payout item takes a
  * key when its batch is staged, and a later row with a key that is still held is not sent.
  *
- * Keys (one Redis hash, `P:payouts`, key → "<batch id>:<request seq>:<file line>"):
+ * Keys (one Redis hash, `P:payouts`, key → "<batch id>:<request seq>", the request that took it):
  * - `r:<reference>` for a row with a `reference` (the payer's own id for the payout);
  * - `f:<32 hex digits>#<n>` otherwise: a 128-bit fingerprint of channel, destination (mobile or
  *   account number), holder (case-insensitive) and amount, with `n` counting the rows of the same
@@ -116,22 +116,13 @@ export async function checkPayees(
       wanted.push(key);
     }
   });
-  // The register is read with plain HMGETs; only the keys that have an entry of another batch
-  // (rare: a re-upload) are judged by the script, which reads the holder's state.
-  const own = `${ownBatchId}:`;
-  const found: number[] = [];
+  // One script call per 1,000 keys, the keys joined in one argument: it answers only the keys
+  // another batch's payout still holds (a re-upload), judged by the holder's state.
   for (let from = 0; from < wanted.length; from += 1000) {
     const slice = wanted.slice(from, from + 1000);
-    const entries = await redis.hmget(registerKey(prefix), ...slice);
-    entries.forEach((entry, i) => {
-      if (entry !== null && !entry.startsWith(own)) found.push(from + i);
-    });
-  }
-  for (let from = 0; from < found.length; from += 1000) {
-    const slice = found.slice(from, from + 1000);
-    const out = await redis.cashoutCheckPayees(registerKey(prefix), prefix, cutoff, ownBatchId, slice.map((i) => wanted[i]).join('\n'));
+    const out = await redis.cashoutCheckPayees(registerKey(prefix), prefix, cutoff, ownBatchId, slice.join('\n'));
     for (let i = 0; i + 4 < out.length; i += 5) {
-      const index = positions[slice[Number(out[i]) - 1]!]!;
+      const index = positions[from + Number(out[i]) - 1]!;
       held.set(index, parseHolder(String(out[i + 1]), String(out[i + 2]), String(out[i + 3]), String(out[i + 4])));
     }
   }

@@ -13,21 +13,6 @@ import { checkPayees, describeHeld, parseHolder, windowCutoff, type PayeeHolder 
 /** A request to stage: built by the import's grouper (`StagedRequest`) or from items (`WithdrawalRequest`). */
 export type RequestToStage = (WithdrawalRequest | StagedRequest) & { readonly payees?: string };
 
-/** The register's key/value pairs of a request: each payee key with "<batch>:<seq>:<line>". */
-function registerPairs(batchId: string, seq: number, payees: string): string[] {
-  const out: string[] = [];
-  const own = `${batchId}:${seq}:`;
-  let at = 0;
-  while (at < payees.length) {
-    const tab = payees.indexOf('\t', at);
-    const end = payees.indexOf('\n', tab);
-    if (tab < 0 || end < 0) break;
-    out.push(payees.slice(tab + 1, end), own + payees.slice(at, tab));
-    at = end + 1;
-  }
-  return out;
-}
-
 /** Request operations of a ledger (see `Ledger` in index.ts for each one's contract). */
 export function requestOps(c: LedgerContext) {
   const { r } = c;
@@ -61,16 +46,13 @@ export function requestOps(c: LedgerContext) {
       // keys where they are free (HSETNX); a key that already has an entry is decided afterwards.
       const m = r.pipeline() as ReturnType<typeof r.pipeline> & { cashoutStage: (...args: (string | Buffer)[]) => unknown };
       m.hset(c.batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
-      const entries: string[][] = [];
       for (const q of requests) {
-        const payees = q.payees ?? '';
-        const register = registerPairs(batchId, q.seq, payees);
-        entries.push(register);
         m.cashoutStage(
           c.registerKey,
           c.reqKey(batchId, q.seq),
           options.payAgain ? 'force' : 'nx',
-          '8',
+          `${batchId}:${q.seq}`,
+          q.payees ?? '',
           'state',
           'pending',
           'body',
@@ -85,9 +67,6 @@ export function requestOps(c: LedgerContext) {
           'referencesJson' in q ? q.referencesJson : JSON.stringify(q.references),
           'attempts',
           '0',
-          'payees',
-          payees,
-          ...register,
         );
       }
       const results = (await m.exec()) ?? [];
@@ -98,10 +77,10 @@ export function requestOps(c: LedgerContext) {
         if (i === 0 || !Array.isArray(reply) || reply.length === 0) continue;
         // Keys with an entry already: free again (their payout released them), the batch's own
         // (imported again after a refusal), or held by another payout since the import checked.
-        const register = entries[i - 1]!;
-        for (const key of reply as string[]) {
-          const entry = register[register.indexOf(key) + 1]!;
-          const res = await r.cashoutTakePayee(c.registerKey, c.prefix, cutoff, key, entry);
+        const existing = reply as string[];
+        for (let k = 0; k + 1 < existing.length; k += 2) {
+          const key = existing[k]!;
+          const res = await r.cashoutTakePayee(c.registerKey, c.prefix, cutoff, key, existing[k + 1]!);
           if (res[0] === 'held') {
             const holder = parseHolder(res[1]!, res[2]!, res[3]!, res[4]!);
             const what = key.startsWith('r:') ? `reference ${key.slice(2)}` : 'a payee of this file';

@@ -19,7 +19,8 @@ export function figuresOfSummary(s: ReportSummary): BatchFigures {
     counts[status] = s.byStatus[status].rows;
     totals[status] = s.byStatus[status].amount;
   }
-  return { batchId: s.batchId, state: s.batchState, fileName: s.fileName, rows: s.rows, counts, totals, total: s.total.amount };
+  const total = s.total.amount;
+  return { batchId: s.batchId, state: s.batchState, fileName: s.fileName, rows: s.rows, counts, totals, total };
 }
 
 /** Figures of a batch just imported and awaiting approval: its rows to pay are `pending`. */
@@ -44,10 +45,12 @@ export function figuresOfImport(r: ImportResult, fileName: string): BatchFigures
 export function reportAndNotifyDone(ledger: Ledger, notifier: Notifier, log: Logger, csv: { bom?: boolean } = {}) {
   return async (batchId: string): Promise<ReportSummary> => {
     const s = await writeReport(ledger, batchId, csv);
-    log.info({ batchId, state: s.batchState, accepted: s.byStatus.accepted.rows, rows: s.rows }, 'batch finished; report written');
+    const accepted = s.byStatus.accepted.rows;
+    log.info({ batchId, state: s.batchState, accepted, rows: s.rows }, 'batch finished; report written');
     if (s.batchState === 'finished' || s.batchState === 'needs_reconciliation') {
       const at = s.finishedAt ? new Date(s.finishedAt) : new Date();
-      await notifier.notify(s.batchState === 'finished' ? 'batch.finished' : 'batch.needs_reconciliation', figuresOfSummary(s), at);
+      const event = s.batchState === 'finished' ? 'batch.finished' : 'batch.needs_reconciliation';
+      await notifier.notify(event, figuresOfSummary(s), at);
     }
     return s;
   };
@@ -55,5 +58,6 @@ export function reportAndNotifyDone(ledger: Ledger, notifier: Notifier, log: Log
 
 /** The `ImportDeps.onAwaitingApproval` hook: notifies `batch.awaiting_approval`. */
 export function notifyAwaitingApproval(notifier: Notifier) {
-  return async (r: ImportResult, fileName: string): Promise<void> => notifier.notify('batch.awaiting_approval', figuresOfImport(r, fileName));
+  return async (r: ImportResult, fileName: string): Promise<void> =>
+    notifier.notify('batch.awaiting_approval', figuresOfImport(r, fileName));
 }

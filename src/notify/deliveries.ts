@@ -30,8 +30,14 @@ export interface DeliveryAttempt {
 const key = (prefix: string, batchId: string) => `${prefix}:notify:deliveries:${batchId}`;
 
 /** Appends an attempt to its batch's record. */
-export async function recordDelivery(redis: Redis, prefix: string, batchId: string, attempt: DeliveryAttempt): Promise<void> {
-  await redis.multi().rpush(key(prefix, batchId), JSON.stringify(attempt)).ltrim(key(prefix, batchId), -KEPT, -1).exec();
+export async function recordDelivery(
+  redis: Redis,
+  prefix: string,
+  batchId: string,
+  attempt: DeliveryAttempt,
+): Promise<void> {
+  const list = key(prefix, batchId);
+  await redis.multi().rpush(list, JSON.stringify(attempt)).ltrim(list, -KEPT, -1).exec();
 }
 
 /** The batch's delivery attempts, oldest first. */

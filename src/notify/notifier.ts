@@ -44,7 +44,12 @@ export interface Notifier {
 export const NO_NOTIFIER: Notifier = { notify: async () => undefined, close: async () => undefined };
 
 /** Opens the notification queue under `prefix`; `NO_NOTIFIER` when no address is configured. */
-export function createNotifier(settings: NotifySettings, connection: ConnectionOptions, prefix: string, log: Logger): Notifier {
+export function createNotifier(
+  settings: NotifySettings,
+  connection: ConnectionOptions,
+  prefix: string,
+  log: Logger,
+): Notifier {
   if (settings.urls.length === 0) return NO_NOTIFIER;
   const queue = new Queue<NotifyJobData>(NOTIFY_QUEUE, { connection, prefix });
   return {
@@ -67,7 +72,8 @@ export function createNotifier(settings: NotifySettings, connection: ConnectionO
         );
         log.info({ batchId: figures.batchId, event, to: settings.urls.map(hostOf) }, 'notification queued');
       } catch (err) {
-        log.warn({ batchId: figures.batchId, event, err: (err as Error).message }, 'notification could not be queued; the batch goes on');
+        const reason = (err as Error).message;
+        log.warn({ batchId: figures.batchId, event, err: reason }, 'notification could not be queued; the batch goes on');
       }
     },
     close: () => queue.close(),

@@ -59,12 +59,18 @@ function countsText(counts: Readonly<Record<string, number>>): string {
  * Builds the payload of `event` for a batch's figures; `at` is when the event happened (for a
  * batch's end, its `finishedAt`), which makes the notification's id: the same event gives the same id.
  */
-export function buildPayload(event: NotifyEvent, figures: BatchFigures, dashboardUrl: string | undefined, at = new Date()): NotificationPayload {
+export function buildPayload(
+  event: NotifyEvent,
+  figures: BatchFigures,
+  dashboardUrl: string | undefined,
+  at = new Date(),
+): NotificationPayload {
   const link = dashboardUrl ? `${dashboardUrl}/batches/${figures.batchId}` : null;
   const fileName = safeFileName(figures.fileName);
   const head = `Batch ${figures.batchId} (${fileName}) ${WHAT[event]}`;
   const money = `EGP ${groupDigits(figures.total)}`;
-  const text = `${head}: ${figures.rows} rows, ${money}; ${countsText(figures.counts)}.${link ? ` <${link}|Open in the dashboard>` : ''}`;
+  const open = link ? ` <${link}|Open in the dashboard>` : '';
+  const text = `${head}: ${figures.rows} rows, ${money}; ${countsText(figures.counts)}.${open}`;
   return {
     id: `${event}.${figures.batchId}.${at.getTime()}`,
     event,

@@ -29,7 +29,11 @@ export const SANDBOX_FAULT_SETTINGS: readonly SandboxSetting[] = [
     dflt: 'none',
   },
   { name: 'SANDBOX_RETRY_AFTER_SECONDS', meaning: 'Retry-After of the http429 answers, in whole seconds', dflt: '1' },
-  { name: 'SANDBOX_SEED', meaning: 'seed (0 to 4294967295) of the fault and latency draws, for repeatable runs', dflt: 'random' },
+  {
+    name: 'SANDBOX_SEED',
+    meaning: 'seed (0 to 4294967295) of the fault and latency draws, for repeatable runs',
+    dflt: 'random',
+  },
 ];
 
 /** The sandbox's other settings (CASHOUT_SANDBOX_*, in the configuration like every CASHOUT_ key). */
@@ -42,8 +46,16 @@ export const SANDBOX_OTHER_SETTINGS: readonly SandboxSetting[] = [
     meaning: 'merchant code card charge signatures are checked with',
     dflt: 'random, printed at start',
   },
-  { name: 'CASHOUT_SANDBOX_HASH_KEY', meaning: 'hash key card charge signatures are checked with', dflt: 'random, printed at start' },
-  { name: 'CASHOUT_SANDBOX_TEST_CARDS_FILE', meaning: 'JSON file replacing the test cards', dflt: 'the bundled cards' },
+  {
+    name: 'CASHOUT_SANDBOX_HASH_KEY',
+    meaning: 'hash key card charge signatures are checked with',
+    dflt: 'random, printed at start',
+  },
+  {
+    name: 'CASHOUT_SANDBOX_TEST_CARDS_FILE',
+    meaning: 'JSON file replacing the test cards',
+    dflt: 'the bundled cards',
+  },
 ];
 
 /** The text `cashout sandbox --help` shows after its options. */

@@ -10,7 +10,8 @@ import { COLUMNS } from '../import/columns.js';
 
 /** The example rows, one per channel, in the order of `COLUMNS`. */
 export const TEMPLATE_ROWS: readonly (readonly string[])[] = [
-  ['wallet', '1500.00', 'TRANSFER', 'محمد أحمد السيد', '+201001234567', '', '', '', 'November commission', 'PAY-2026-11-0001'],
+  ['wallet', '1500.00', 'TRANSFER', 'محمد أحمد السيد', '+201001234567', '', '', '', 'November commission',
+    'PAY-2026-11-0001'],
   [
     'bank',
     '12500.50',
@@ -34,7 +35,8 @@ export function templateCsv(): Buffer {
 export async function templateXlsx(): Promise<Buffer> {
   const workbook = new ExcelJS.Workbook();
   const sheet = workbook.addWorksheet('payouts');
-  sheet.columns = COLUMNS.map((c) => ({ header: c, key: c, width: Math.max(14, c.length + 4), style: { numFmt: '@' } }));
+  const width = (c: string) => Math.max(14, c.length + 4);
+  sheet.columns = COLUMNS.map((c) => ({ header: c, key: c, width: width(c), style: { numFmt: '@' } }));
   for (const row of TEMPLATE_ROWS) sheet.addRow([...row]);
   sheet.getRow(1).font = { bold: true };
   return Buffer.from(await workbook.xlsx.writeBuffer());

@@ -50,7 +50,9 @@ export function shownText(value: unknown, numFmt: string | undefined): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return shownNumber(value, numFmt);
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  if (value instanceof Date) return shownNumber(serialOf(value), numFmt && numFmt !== 'General' ? numFmt : 'yyyy-mm-dd');
+  if (value instanceof Date) {
+    return shownNumber(serialOf(value), numFmt && numFmt !== 'General' ? numFmt : 'yyyy-mm-dd');
+  }
   if (typeof value === 'object') {
     const v = value as Record<string, unknown>;
     if (Array.isArray(v.richText)) return (v.richText as { text: string }[]).map((t) => t.text).join('');
@@ -97,7 +99,8 @@ export async function xlsxToCsv(xlsxPath: string, csvPath: string, maxRows: numb
         if (width === 0) width = cells.length;
         else rows++;
         if (rows > maxRows) {
-          throw new CashoutError('too_many_rows', `the sheet has more than ${maxRows} rows (CASHOUT_MAX_ROWS)`, { maxRows });
+          const text = `the sheet has more than ${maxRows} rows (CASHOUT_MAX_ROWS)`;
+          throw new CashoutError('too_many_rows', text, { maxRows });
         }
         while (cells.length < width) cells.push('');
         await put('\n'.repeat(Math.max(0, row.number - 1 - written)));
@@ -111,7 +114,8 @@ export async function xlsxToCsv(xlsxPath: string, csvPath: string, maxRows: numb
     await once(out, 'close').catch(() => undefined);
     await rm(csvPath, { force: true });
     if (err instanceof CashoutError) throw err;
-    throw new CashoutError('file_unreadable', `the file cannot be read as an Excel workbook (.xlsx): ${(err as Error).message}`, {}, err);
+    const text = `the file cannot be read as an Excel workbook (.xlsx): ${(err as Error).message}`;
+    throw new CashoutError('file_unreadable', text, {}, err);
   }
   out.end();
   await once(out, 'close');

@@ -137,7 +137,8 @@ describe('dashboard in a browser', () => {
     await page.click('button[type=submit]');
     await page.waitForURL(`${base}/batches`);
     const row = page.locator(`tr[data-batch="${batches.finished.batchId}"]`);
-    await expect.poll(() => row.locator('.state').textContent()).toBe('finished');
+    await expect.poll(() => row.locator('.state').getAttribute('data-state')).toBe('finished');
+    expect(await row.locator('.state').innerText()).toBe('Finished');
     expect((await row.locator('[data-status=accepted]').innerText()).replace(/\s+/g, ' ')).toBe('3 4,100.49');
     expect(await row.locator('[data-total]').innerText()).toBe('4,100.49');
     await shot('01-batches');
@@ -159,13 +160,16 @@ describe('dashboard in a browser', () => {
 
   it('approves a batch awaiting approval and sees it sent', async () => {
     await page.goto(`${base}/batches/${batches.awaiting.batchId}`);
-    expect(await page.locator('#batch-state').innerText()).toBe('awaiting_approval');
+    expect(await page.locator('#batch-state').innerText()).toBe('Awaiting approval');
+    expect(await page.locator('#review-rows tbody tr').count()).toBe(2);
+    expect(await page.locator('#review-total').innerText()).toBe('350.00');
     await shot('02-awaiting-approval');
+    await page.check('#approve-confirm');
     await page.click('#approve');
     await expect.poll(() => page.locator('.flash').innerText()).toContain('approved by checker');
     await expect.poll(() => state(batches.awaiting.batchId), { timeout: 10_000 }).toBe('finished');
     await page.reload();
-    expect(await page.locator('#batch-state').innerText()).toBe('finished');
+    expect(await page.locator('#batch-state').getAttribute('data-state')).toBe('finished');
     await shot('03-approved-and-sent');
   });
 

@@ -4,11 +4,14 @@
  *   column (or the refusal on stderr), and never a stack trace;
  * - `cashout run <file>` on every file that is refused or has an invalid row, each against a
  *   sandbox of its own started here (real Redis, a key prefix of this test's own): the same exit
- *   code, and the sandbox received no request at all.
+ *   code, and the sandbox received no request at all;
+ * - every row of `results.csv` and `rejected-rows.csv` of those runs shows its own cells under
+ *   their columns (a row with the wrong number of fields too: its own cells, or none).
  * Needs the build (`npx tsc -p .`). Commands run a few at a time to keep it short; the time is
  * dominated by the start-up of each `cashout` process (about 130 of them).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +20,9 @@ import { startSandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { TEST_REDIS_URL, deleteKeys } from '../support/redis.js';
-import { committedCases, generatedCases, type CorpusCase } from '../fixtures/corpus/corpus.js';
+import { committedCases, flagsFrom, generatedCases, type CorpusCase } from '../fixtures/corpus/corpus.js';
+import { readRecords } from '../../src/import/read-rows.js';
+import { neutraliseCell } from '../../src/results/csv-out.js';
 
 const generated = generatedCases();
 const cases: CorpusCase[] = [...committedCases(), ...generated.cases];
@@ -104,6 +109,46 @@ describe('cashout validate and run on the bad-input corpus', () => {
     }
     expect(lines.filter((l) => /^line \d+, /.test(l))).toHaveLength(e.issues?.length ?? 0);
   });
+
+  it.each(refused.filter((c) => c.expected.exit === 1).map((c) => [c.name, c] as const))(
+    'run %s: every row of every report keeps its own cells',
+    async (_name, c) => {
+      const { result: r } = ran.get(c.name)!;
+      const dir = /^Report: (.+)\/results\.csv$/m.exec(r.stdout)?.[1];
+      expect(dir, r.stdout).toBeDefined();
+      // What each line of the input holds, column by column, read independently of the reports.
+      const own = new Map<number, Record<string, string>>();
+      let header: string[] | undefined;
+      for await (const rec of readRecords(c.path, flagsFrom(c.expected.args))) {
+        if (!header) {
+          header = rec.cells.map((h) => h.trim().toLowerCase());
+          continue;
+        }
+        const fits = rec.cells.length >= header.length && rec.cells.slice(header.length).every((v) => v.trim() === '');
+        const given = c.expected.reportCells?.[String(rec.line)];
+        own.set(rec.line, fits ? Object.fromEntries(header.map((h, i) => [h, rec.cells[i] ?? ''])) : { ...given });
+      }
+      const read = (file: string) =>
+        parse(readFileSync(join(dir!, file)), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
+      const results = read('results.csv');
+      expect(results.map((row) => Number(row.line))).toEqual([...own.keys()]);
+      for (const row of results) {
+        const want = own.get(Number(row.line))!;
+        for (const col of ['channel', 'reference', 'holder_name', 'amount']) {
+          expect(row[col], `results.csv line ${row.line}, ${col}`).toBe(neutraliseCell(want[col] ?? ''));
+        }
+      }
+      const rejected = read('rejected-rows.csv');
+      expect(rejected.length).toBeGreaterThan(0);
+      for (const row of rejected) {
+        const want = own.get(Number(row.line))!;
+        if (Object.keys(want).length === 0) continue; // its cells cannot be placed: written as read
+        for (const col of header!) {
+          expect(row[col], `rejected-rows.csv line ${row.line}, ${col}`).toBe(neutraliseCell(want[col] ?? ''));
+        }
+      }
+    },
+  );
 
   it.each(refused.map((c) => [c.name, c] as const))('run %s: same exit, nothing sent', (_name, c) => {
     const { result: r, received } = ran.get(c.name)!;

@@ -116,7 +116,7 @@ describe('dashboard', () => {
     const maker = await sessionCookie('maker');
     const makerCsrf = await csrfOf(maker, `/batches/${batch.batchId}`);
     const own = await fetch(`${base}/batches/${batch.batchId}/approve`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: maker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: makerCsrf }),
+      method: 'POST', redirect: 'manual', headers: { cookie: maker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: makerCsrf, confirm: 'yes', total: '200.00' }),
     });
     expect(own.status).toBe(303);
     expect((await p.ledger.getBatch(batch.batchId))!.state).toBe('awaiting_approval');
@@ -138,7 +138,7 @@ describe('dashboard', () => {
     expect(await p.queue.count()).toBe(0);
 
     const ok = await fetch(`${base}/batches/${batch.batchId}/approve`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf }),
+      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, confirm: 'yes', total: '200.00' }),
     });
     expect(ok.status).toBe(303);
     const approved = await p.ledger.getBatch(batch.batchId);

@@ -67,6 +67,8 @@ export interface ChaosFigures {
   unknownNotListed: number;
   /** Workers that did not exit 0 within the request timeout plus 5 s of SIGTERM at the end (must be 0). */
   uncleanStops: number;
+  /** The workers' exit codes on that SIGTERM ('late' for one still running after the time allowed). */
+  stopCodes: string;
   /** Batches imported (the file, and the operator's uploads). */
   batches: number;
   /** Operator actions done: uploads and retries. */
@@ -138,11 +140,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     const batchIds = [batchId];
     let operatorActions = 0;
 
+    const workerStarts: number[] = [];
     const startWorker = (i: number) => {
       const base: Record<string, string> = {};
       for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
       const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'worker'], { cwd: ROOT, env: { ...base, ...env }, stdio: 'ignore' });
       workers[i] = child;
+      workerStarts.push(Date.now());
     };
     for (let i = 0; i < opts.workers; i++) startWorker(i);
 
@@ -218,18 +222,24 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     // Stop the workers as an operator would; each must exit 0 within the request timeout plus a
     // few seconds (a worker still running then is killed, and counted).
     let uncleanStops = 0;
+    const stopCodes: string[] = [];
+    // A worker restarted a moment ago is still loading: give it a second to start (a signal that
+    // arrives before a process has even loaded its code ends it with nothing in flight anyway).
+    const lastStart = Math.max(...workerStarts);
+    if (Date.now() - lastStart < 1_000) await new Promise((r) => setTimeout(r, 1_000 - (Date.now() - lastStart)));
     const stopWithinMs = Number(env.CASHOUT_REQUEST_TIMEOUT_MS) + 5_000;
     await Promise.all(
       workers.map(async (w) => {
         if (!w || w.exitCode !== null) return;
         let timer: NodeJS.Timeout | undefined;
         const code = await new Promise<number | null | 'late'>((resolve) => {
-          w.once('exit', (c) => resolve(c));
+          w.once('exit', (c, signal) => resolve(c ?? (signal as unknown as number)));
           timer = setTimeout(() => resolve('late'), stopWithinMs);
           w.kill('SIGTERM');
         });
         clearTimeout(timer);
         if (code === 'late') w.kill('SIGKILL');
+        stopCodes.push(String(code));
         if (code !== 0) uncleanStops++;
       }),
     );
@@ -321,6 +331,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       createdUnaccounted,
       unknownNotListed,
       uncleanStops,
+      stopCodes: stopCodes.join(','),
       batches: batchIds.length,
       operatorActions,
       payeesPaidTwice,

@@ -237,11 +237,40 @@ describe('createRowValidator: bank_name', () => {
     ['Al Ahli Bank of Kuwait-Egypt', 'Al Ahli Bank of Kuwait \u2013 Egypt'],
     ['Abu Dhabi Islamic Bank \u2014 Egypt', 'Abu Dhabi Islamic Bank \u2013 Egypt'],
     ['Nasser Social Bank', 'Nasser social Bank'],
-    ['\uFEFFHSBC', 'HSBC'],
   ])('%j → bank_near_match with %j', (bank_name, listed) => {
     const issue = onlyIssue({ ...BANK, bank_name });
     expect(issue).toMatchObject({ column: 'bank_name', code: 'bank_near_match', found: bank_name });
     expect(issue.params?.banks).toEqual([listed]);
+  });
+
+  it.each([
+    ['\uFEFFHSBC', 'HSBC', 'U+FEFF ZERO WIDTH NO-BREAK SPACE (byte-order mark)'],
+    ['Banque\u200bMisr', 'Banque Misr', 'U+200B ZERO WIDTH SPACE'],
+    ['Banque Misr\u200e', 'Banque Misr', 'U+200E LEFT-TO-RIGHT MARK'],
+  ])('%j → text_invisible_chars suggesting %j and naming %s', (bank_name, fixed, name) => {
+    const issue = onlyIssue({ ...BANK, bank_name });
+    expect(issue).toMatchObject({ column: 'bank_name', code: 'text_invisible_chars', found: bank_name });
+    expect(describeIssue(issue)).toContain(name);
+    if (fixed === 'HSBC') expect(issue.suggestion).toBe('HSBC');
+  });
+
+  it('a no-break space where the listed name has a space → bank_no_break_space, the character named', () => {
+    const issue = onlyIssue({ ...BANK, bank_name: 'Banque\u00a0Misr' });
+    expect(issue).toMatchObject({ column: 'bank_name', code: 'bank_no_break_space', suggestion: 'Banque Misr' });
+    expect(describeIssue(issue)).toContain('found "Banque\\u00a0Misr", which holds U+00A0 NO-BREAK SPACE');
+  });
+
+  it.each([
+    ['holder_name', 'Omar\u200dKhaled', 'U+200D ZERO WIDTH JOINER'],
+    ['holder_name', '\u0645\u062d\u0645\u062f\u200c\u0639\u0644\u064a', 'U+200C ZERO WIDTH NON-JOINER'],
+    ['description', 'Payout\u2028May', 'U+2028 LINE SEPARATOR'],
+    ['amount', '100.00\u200f', 'U+200F RIGHT-TO-LEFT MARK'],
+    ['mobile_number', '+20\u200b1001234567', 'U+200B ZERO WIDTH SPACE'],
+    ['type', 'TRANSFER\u2060', 'U+2060 WORD JOINER'],
+  ] as const)('%s %j → text_invisible_chars naming %s', (column, value, name) => {
+    const issue = onlyIssue({ ...WALLET, [column]: value });
+    expect(issue).toMatchObject({ column, code: 'text_invisible_chars', found: value });
+    expect(describeIssue(issue)).toContain(name);
   });
 
   it.each([

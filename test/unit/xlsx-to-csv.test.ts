@@ -33,9 +33,11 @@ describe('xlsxToCsv', () => {
       sheet.addRow([...COLUMNS]);
       sheet.addRow(['wallet', 1500, 'TRANSFER', 'Mona', '+201001234567', '', '', '', 'Bonus', 'R-1']);
       sheet.getCell('B2').numFmt = '0.00';
-      sheet.getRow(4).values = ['bank', 250.5, 'TRANSFER', 'Ali', '', 'National Bank of Egypt', 'Cairo', '0012345678', 'Pay', 'R-2'];
+      const bank = ['National Bank of Egypt', 'Cairo', '0012345678', 'Pay', 'R-2'];
+      sheet.getRow(4).values = ['bank', 250.5, 'TRANSFER', 'Ali', '', ...bank];
       sheet.getCell('B4').numFmt = '#,##0.00';
-      sheet.getRow(5).values = ['wallet', '99.99', 'REFUND', 'Laila', 201001234567, '', '', '', { formula: '1+1', result: 2 }, 'R-3'];
+      const formula = { formula: '1+1', result: 2 };
+      sheet.getRow(5).values = ['wallet', '99.99', 'REFUND', 'Laila', 201001234567, '', '', '', formula, 'R-3'];
       book.addWorksheet('second').addRow(['ignored']);
     });
     const csv = join(dir, 'shown.csv');
@@ -48,7 +50,8 @@ describe('xlsxToCsv', () => {
     expect(lines[4]).toBe('wallet,99.99,REFUND,Laila,201001234567,,,,2,R-3');
 
     const invalid: InvalidRow[] = [];
-    const counts = await scanFile(csv, { banks: loadBankList(), walletCountries: ['EG'], maxFieldLength: 255 }, { onInvalid: (r) => void invalid.push(r) });
+    const rules = { banks: loadBankList(), walletCountries: ['EG'], maxFieldLength: 255 };
+    const counts = await scanFile(csv, rules, { onInvalid: (r) => void invalid.push(r) });
     expect(counts).toEqual({ rows: 3, validRows: 2, invalidRows: 1 });
     expect(invalid.map((r) => [r.line, r.issues.map((i) => i.column)])).toEqual([[5, ['mobile_number']]]);
   });

@@ -151,7 +151,8 @@ export const AR: Readonly<Record<MessageKey, string>> = {
   'upload.send': 'إرسال',
   'upload.submitForApproval': 'إرسال للاعتماد',
   'upload.sendConfirm': 'دفع {total} جنيه إلى {payees} مستفيد.',
-  'upload.sendValidConfirm': 'إرسال الصفوف الصالحة وعددها {payees} ({total} جنيه)؛ ولن تُدفع الصفوف غير الصالحة وعددها {invalid}.',
+  'upload.sendValidConfirm':
+    'إرسال الصفوف الصالحة وعددها {payees} ({total} جنيه)؛ ولن تُدفع الصفوف غير الصالحة وعددها {invalid}.',
   'upload.approvalNote': 'يجب أن يعتمد مستخدم آخر هذه الدفعة قبل إرسال أي شيء.',
   'upload.confirmFirst': 'ضع علامة التأكيد أولًا.',
   'upload.sent': 'استُوردت الدفعة {id}: أُضيف {requests} طلب سحب إلى الطابور.',

@@ -56,5 +56,6 @@ export type Translate = (key: MessageKey, params?: Readonly<Record<string, strin
 /** The translator of a language. */
 export function translator(lang: Language): Translate {
   const table = TABLES[lang];
-  return (key, params = {}) => table[key].replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
+  return (key, params = {}) =>
+    table[key].replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
 }

@@ -21,7 +21,7 @@ for from = 1, #keys, 1000 do
       local h = payee_holder(cur, keys[i])
       if h then
         out[#out + 1] = i
-        out[#out + 1] = cur
+        out[#out + 1] = h[4]
         out[#out + 1] = h[1]
         out[#out + 1] = h[2]
         out[#out + 1] = h[3]

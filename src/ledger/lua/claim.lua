@@ -26,17 +26,17 @@ end
 if rs ~= 'pending' then
   -- Sent again after a proven non-creation: the payee keys were released meanwhile, and a later
   -- payout may hold them now. Take them all back, or send nothing.
-  local own = ARGV[7] .. ':' .. ARGV[3] .. ':'
+  local own = ARGV[7] .. ':' .. ARGV[3]
   local payees = redis.call('HGET', KEYS[1], 'payees') or ''
   local entries = {}
-  for line, key in string.gmatch(payees, '(%d+)\t([^\n]+)\n') do
+  for key in string.gmatch(payees, '%d+\t([^\n]+)\n') do
     local cur = redis.call('HGET', KEYS[4], key)
-    if cur and cur ~= own .. line then
+    if cur and cur ~= own then
       local h = payee_holder(cur, key)
-      if h then return { 'payee', key, cur, h[1] } end
+      if h then return { 'payee', key, h[4], h[1] } end
     end
     entries[#entries + 1] = key
-    entries[#entries + 1] = own .. line
+    entries[#entries + 1] = own
   end
   hset_all(KEYS[4], entries)
 end

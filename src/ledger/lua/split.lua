@@ -16,11 +16,11 @@ redis.call('SREM', KEYS[3], ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'req_rejected', 1)
 redis.call('HSET', KEYS[4], 'state', 'pending', 'body', ARGV[7], 'wallet_lines', ARGV[8], 'bank_lines', ARGV[9],
   'total', ARGV[10], 'refs', ARGV[11], 'payees', ARGV[12], 'attempts', 0, 'parent', ARGV[2])
-local own = ARGV[13] .. ':' .. ARGV[3] .. ':'
+local own = ARGV[13] .. ':' .. ARGV[3]
 local entries = {}
-for line, key in string.gmatch(ARGV[12], '(%d+)\t([^\n]+)\n') do
+for key in string.gmatch(ARGV[12], '%d+\t([^\n]+)\n') do
   entries[#entries + 1] = key
-  entries[#entries + 1] = own .. line
+  entries[#entries + 1] = own
 end
 hset_all(KEYS[5], entries)
 return { tonumber(redis.call('HGET', KEYS[2], 'open')), 'ok' }
