@@ -37,6 +37,25 @@ export function redisCheck(name: string, redis: Redis, timeoutMs = HEALTH_CHECK_
   };
 }
 
+/**
+ * The health endpoint of a long-running command (`cashout worker`, `cashout scheduler`) when
+ * CASHOUT_HEALTH_PORT is set, else undefined: both of its Redis connections must answer PONG and
+ * `running()` (its BullMQ worker runs and is not stopping) must hold, reported under `name`.
+ */
+export function serveProcessHealth(
+  config: { readonly healthHost: string; readonly healthPort: number },
+  connections: { readonly redis: Redis; readonly workerRedis: Redis },
+  name: string,
+  running: () => boolean,
+): Promise<{ url: string; close(): Promise<void> } | undefined> {
+  if (config.healthPort <= 0) return Promise.resolve(undefined);
+  return serveHealth({
+    host: config.healthHost,
+    port: config.healthPort,
+    checks: [redisCheck('redis', connections.redis), redisCheck('queue-redis', connections.workerRedis), { name, check: running }],
+  });
+}
+
 /** Runs every check at once (each bounded by `timeoutMs`; a check that throws fails). */
 export async function runHealthChecks(
   checks: readonly HealthCheck[],

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { isBatchId } from '../batch/batch-id.js';
 import { importBatch, type ImportDeps } from '../batch/import-batch.js';
 import { CashoutError, isCashoutError } from '../errors.js';
-import { approveBatch, cancelBatch, resolveRequest, retryRequest, type Actor } from '../ledger/actions.js';
+import { actorText, approveBatch, cancelBatch, resolveRequest, retryRequest, type Actor } from '../ledger/actions.js';
 import type { BatchRecord, Ledger } from '../ledger/index.js';
 import { formatPiasters } from '../money.js';
 import type { SubmitJobData } from '../queue/queues.js';
@@ -218,7 +218,6 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       const file = await receiveUpload(body, uploadFileName(q.file_name), deps.maxFileBytes);
       const actor = actorOf(req, q.label);
       try {
-        const by = actor.label ? `${actor.user} (${actor.label})` : actor.user;
         const result = await importBatch(importDeps, file.path, {
           ...(q.partial ? { partial: true } : {}),
           ...(q.force ? { force: true } : {}),
@@ -226,7 +225,7 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
           ...(q.strict_duplicates ? { strictDuplicates: true } : {}),
           ...(q.delimiter ? { delimiter: DELIMITERS[q.delimiter] ?? q.delimiter } : {}),
           ...(q.encoding ? { encoding: q.encoding } : {}),
-          importedBy: by,
+          importedBy: actorText(actor),
           importedByUser: actor.user,
         });
         const { state, rows, invalidRows } = result;

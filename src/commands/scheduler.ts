@@ -22,7 +22,7 @@ import { createInboxImporter } from '../inbox/inbox-import.js';
 import { scanInbox, type ScanDeps, type ScanReport } from '../inbox/scan-inbox.js';
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
-import { redisCheck, serveHealth } from '../health.js';
+import { serveProcessHealth } from '../health.js';
 import { importDeps, importTarget, openQueues, type AppContext } from './context.js';
 
 /** Runs the scheduler; returns the exit code. */
@@ -64,21 +64,12 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
     try {
       const next = await registerInboxSchedule(inboxQueue, schedule);
       const worker = startInboxWorker({ connection: handles.workerRedis, prefix: handles.prefix }, createScanInboxProcessor(scanDeps), ctx.log);
-      const health =
-        ctx.config.healthPort > 0
-          ? await serveHealth({
-              host: ctx.config.healthHost,
-              port: ctx.config.healthPort,
-              checks: [
-                redisCheck('redis', handles.redis),
-                redisCheck('queue-redis', handles.workerRedis),
-                { name: 'scheduler', check: () => !stopping && worker.isRunning() },
-              ],
-            }).catch(async (err: unknown) => {
-              await worker.close();
-              throw err;
-            })
-          : undefined;
+      const health = await serveProcessHealth(ctx.config, handles, 'scheduler', () => !stopping && worker.isRunning()).catch(
+        async (err: unknown) => {
+          await worker.close();
+          throw err;
+        },
+      );
       ctx.log.info(
         { inbox: ctx.config.inboxDir, schedule: schedule.pattern, tz: schedule.tz, next: next === undefined ? undefined : new Date(next).toISOString() },
         'scheduler started',

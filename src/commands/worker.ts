@@ -11,7 +11,7 @@ import { reportAndNotifyDone } from '../notify/batch-events.js';
 import { EXIT } from '../errors.js';
 import { stopAsked, watchStopSignals } from '../stop-signals.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
-import { redisCheck, serveHealth } from '../health.js';
+import { serveProcessHealth } from '../health.js';
 import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
 
 /**
@@ -44,21 +44,15 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   // GET /healthz: 200 while both Redis connections answer and the queue worker runs (and is not stopping).
   let worker: RunningWorker | undefined;
   let stopping = false;
-  const healthServer =
-    ctx.config.healthPort > 0
-      ? await serveHealth({
-          host: ctx.config.healthHost,
-          port: ctx.config.healthPort,
-          checks: [
-            redisCheck('redis', handles.redis),
-            redisCheck('queue-redis', handles.workerRedis),
-            { name: 'worker', check: () => !stopping && worker !== undefined && worker.workers.every((w) => w.isRunning()) },
-          ],
-        }).catch(async (err: unknown) => {
-          await Promise.all([metricsServer?.close(), handles.close()]);
-          throw err;
-        })
-      : undefined;
+  const healthServer = await serveProcessHealth(
+    ctx.config,
+    handles,
+    'worker',
+    () => !stopping && worker !== undefined && worker.workers.every((w) => w.isRunning()),
+  ).catch(async (err: unknown) => {
+    await Promise.all([metricsServer?.close(), handles.close()]);
+    throw err;
+  });
   const client = paymentClientFor(ctx, target);
   // A batch's end: its report, then its notification (queued; delivered below, off the batch's path).
   const reportAndNotify = reportAndNotifyDone(handles.ledger, handles.notifier, ctx.log, { bom: ctx.config.csvBom });

@@ -16,8 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyMultipart from '@fastify/multipart';
 import { importBatch, type ImportDeps } from '../batch/import-batch.js';
-import { batchIdFromSha256 } from '../batch/batch-id.js';
-import { hashFile, READ_DEFAULTS } from '../import/read-rows.js';
+import { READ_DEFAULTS } from '../import/read-rows.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { toPiasters } from '../money.js';
 import { checkUpload, UPLOAD_REJECTED } from '../uploads/check-upload.js';
@@ -232,7 +231,6 @@ export function uploadRoutes(kit: UploadRouteKit) {
         return reply.redirect(back, 303);
       }
       const csv = join(store!.dir(record.id), record.csvFile);
-      const batchId = batchIdFromSha256((await hashFile(csv)).sha256);
       let flash: Flash;
       try {
         const result = await importBatch(imports!, csv, {
@@ -256,6 +254,8 @@ export function uploadRoutes(kit: UploadRouteKit) {
         if (!isCashoutError(err)) throw err;
         deps.log.warn({ user: s!.user, upload: record.id, reason: err.message }, 'upload not sent');
         if (err.code === 'batch_exists') {
+          // The same content was imported before: the error names that batch.
+          const batchId = String(err.context.batchId);
           await store!.save({ ...record, batchId });
           await setFlash(s, { kind: 'error', key: 'upload.alreadySent', params: { id: batchId } });
           return reply.redirect(`/batches/${batchId}`, 303);

@@ -12,6 +12,7 @@ import { open, stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CashoutError } from '../errors.js';
+import { hashFile } from '../import/read-rows.js';
 import { fileEnd, type FileEnd } from './inbox-rules.js';
 
 /** First bytes read to tell a text file from a binary one. */
@@ -65,17 +66,6 @@ export async function copyClaimed(src: string, dest: string): Promise<ClaimedByt
   return { size: before.size, mtimeMs: before.mtimeMs, sha256: hash.digest('hex'), copied };
 }
 
-/** SHA-256 (hex) and size in bytes of a file's content. */
-async function hashOf(path: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-  }
-  return { sha256: hash.digest('hex'), bytes };
-}
-
 /**
  * How the claimed file at `path` differs from what was claimed, in words ("its size went from 812
  * to 2430 bytes"), or undefined when its size, modification time and SHA-256 are unchanged and
@@ -97,7 +87,7 @@ export async function changeSince(path: string, claimed: ClaimedBytes): Promise<
     const [was, is] = [claimed.mtimeMs, now.mtimeMs].map((ms) => new Date(ms).toISOString());
     return `its modification time went from ${was} to ${is}`;
   }
-  const { sha256, bytes } = await hashOf(path);
+  const { sha256, bytes } = await hashFile(path);
   if (bytes !== claimed.size) return `its size went from ${claimed.size} to ${bytes} bytes`;
   if (sha256 !== claimed.sha256) return `its content (SHA-256) changed from ${claimed.sha256} to ${sha256}`;
   return undefined;
