@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse';
 import { Redis } from 'ioredis';
-import { batchIdFromSha256 } from '../src/batch/batch-id.js';
+import { batchIdFromSha256 } from '../src/batch-id.js';
 import { openLedger } from '../src/ledger/index.js';
 import {
   benchPrefix,
@@ -85,7 +85,12 @@ async function sha256Of(path: string): Promise<string> {
 }
 
 /** The environment of `cashout import` for the benchmarks (no service is contacted by an import). */
-export function importEnv(redisUrl: string, prefix: string, reportsDir: string, itemsPerRequest: number): Record<string, string> {
+export function importEnv(
+  redisUrl: string,
+  prefix: string,
+  reportsDir: string,
+  itemsPerRequest: number,
+): Record<string, string> {
   return {
     REDIS_URL: redisUrl,
     CASHOUT_REDIS_PREFIX: prefix,
@@ -104,7 +109,11 @@ const importCache = new Map<string, ImportRun>();
  * measures it and deletes its keys and report folder. The same file in the same process is
  * measured once (the `memory` benchmark reuses what `import` measured).
  */
-export async function measureImport(file: PayoutFile, settings: BenchSettings, opts: { timeoutSeconds: number; itemsPerRequest: number }): Promise<ImportRun & { reused: boolean }> {
+export async function measureImport(
+  file: PayoutFile,
+  settings: BenchSettings,
+  opts: { timeoutSeconds: number; itemsPerRequest: number },
+): Promise<ImportRun & { reused: boolean }> {
   const key = `${file.path}:${opts.itemsPerRequest}:${opts.timeoutSeconds}`;
   const cached = importCache.get(key);
   if (cached) return { ...cached, reused: true };
@@ -114,7 +123,9 @@ export async function measureImport(file: PayoutFile, settings: BenchSettings, o
   let rowsReadAtStop: number | undefined;
   let batchLog: Record<string, unknown> | undefined;
   try {
-    note(`cashout import of ${num(file.rows)} rows (timeout ${opts.timeoutSeconds} s, Redis ${redis.private ? 'private' : redis.url}, prefix ${prefix})`);
+    note(
+      `cashout import of ${num(file.rows)} rows (timeout ${opts.timeoutSeconds} s, Redis ${redis.private ? 'private' : redis.url}, prefix ${prefix})`,
+    );
     const m: Measured = await runMeasured(['import', file.path], {
       env: importEnv(redis.url, prefix, `${scratch.dir}/reports`, opts.itemsPerRequest),
       cwd: scratch.dir,
@@ -143,7 +154,11 @@ export async function measureImport(file: PayoutFile, settings: BenchSettings, o
     const run: ImportRun = {
       rows: file.rows,
       seconds: m.seconds,
-      rowsPerSecond: queued ? Number(queued[2]) / m.seconds : rowsStagedAtStop !== undefined ? rowsStagedAtStop / m.seconds : undefined,
+      rowsPerSecond: queued
+        ? Number(queued[2]) / m.seconds
+        : rowsStagedAtStop !== undefined
+          ? rowsStagedAtStop / m.seconds
+          : undefined,
       peakRssMB: m.peakRssMB,
       rssSource: m.rssSource,
       exitCode: m.code,
@@ -151,7 +166,9 @@ export async function measureImport(file: PayoutFile, settings: BenchSettings, o
       timedOut: m.timedOut,
       ...(queued ? { queuedRows: Number(queued[2]), requests: Number(queued[3]) } : {}),
       ...(typeof batchLog?.warnedRows === 'number' ? { warnedRows: batchLog.warnedRows } : {}),
-      ...(typeof batchLog?.crossRowTableBytes === 'number' ? { crossRowTablesMB: batchLog.crossRowTableBytes / 1048576 } : {}),
+      ...(typeof batchLog?.crossRowTableBytes === 'number'
+        ? { crossRowTablesMB: batchLog.crossRowTableBytes / 1048576 }
+        : {}),
       ...(queued ? {} : { rowsReadAtStop, rowsStagedAtStop }),
       ...(redis.private ? { redisUsedMB: await redisUsedMB(redis.url) } : {}),
       redisPrivate: redis.private,
@@ -171,14 +188,19 @@ export async function measureImport(file: PayoutFile, settings: BenchSettings, o
 /** Describes an import run's outcome in a few words. */
 export function importOutcome(r: ImportRun): string {
   if (r.queuedRows !== undefined) return `queued ${num(r.queuedRows)} rows`;
-  if (r.timedOut) return `STOPPED after ${num(r.seconds)} s: ${num(r.rowsStagedAtStop ?? r.rowsReadAtStop)} rows staged`;
+  if (r.timedOut)
+    return `STOPPED after ${num(r.seconds)} s: ${num(r.rowsStagedAtStop ?? r.rowsReadAtStop)} rows staged`;
   return `FAILED (exit ${r.exitCode ?? r.signal})`;
 }
 
-export async function importBench(settings: BenchSettings, opts: ImportBenchOptions = IMPORT_DEFAULTS): Promise<Record<string, unknown>> {
+export async function importBench(
+  settings: BenchSettings,
+  opts: ImportBenchOptions = IMPORT_DEFAULTS,
+): Promise<Record<string, unknown>> {
   note(`import: ${num(opts.rows)} rows, seed ${settings.seed}`);
   const file = await payoutFile(opts.rows, settings.seed);
-  if (file.generated) note(`generated ${file.path} (${num(file.bytes / 1e6, 1)} MB) in ${num(file.generated.seconds, 1)} s`);
+  if (file.generated)
+    note(`generated ${file.path} (${num(file.bytes / 1e6, 1)} MB) in ${num(file.generated.seconds, 1)} s`);
   else note(`using cached ${file.path} (${num(file.bytes / 1e6, 1)} MB)`);
 
   note('(a) csv-parse with columns: true');
@@ -196,10 +218,21 @@ export async function importBench(settings: BenchSettings, opts: ImportBenchOpti
   const validateRows = validated ? Number(validated[1]) : undefined;
 
   note('(c) cashout import');
-  const imp = await measureImport(file, settings, { timeoutSeconds: opts.importTimeoutSeconds, itemsPerRequest: opts.itemsPerRequest });
+  const imp = await measureImport(file, settings, {
+    timeoutSeconds: opts.importTimeoutSeconds,
+    itemsPerRequest: opts.itemsPerRequest,
+  });
 
   const rows: string[][] = [
-    ['(a) csv-parse, columns: true (in process)', num(raw.rows), num(raw.seconds, 1), num(raw.rowsPerSecond), '1.00×', '—', 'parsed'],
+    [
+      '(a) csv-parse, columns: true (in process)',
+      num(raw.rows),
+      num(raw.seconds, 1),
+      num(raw.rowsPerSecond),
+      '1.00×',
+      '—',
+      'parsed',
+    ],
     [
       '(b) cashout validate',
       num(validateRows),
@@ -207,7 +240,9 @@ export async function importBench(settings: BenchSettings, opts: ImportBenchOpti
       num(validateRows !== undefined ? validateRows / validate.seconds : undefined),
       ratio(validateRows !== undefined ? validateRows / validate.seconds : undefined, raw.rowsPerSecond),
       num(validate.peakRssMB),
-      validated ? `exit ${validate.code}, ${validated[2]} valid, ${validated[3]} invalid` : `FAILED (exit ${validate.code ?? validate.signal})`,
+      validated
+        ? `exit ${validate.code}, ${validated[2]} valid, ${validated[3]} invalid`
+        : `FAILED (exit ${validate.code ?? validate.signal})`,
     ],
     [
       `(c) cashout import (${opts.itemsPerRequest} items/request)`,
@@ -224,8 +259,12 @@ export async function importBench(settings: BenchSettings, opts: ImportBenchOpti
     ['step', 'rows', 'seconds', 'rows/s', 'vs (a)', 'peak RSS MiB', 'outcome'],
     rows,
   );
-  if (imp.redisUsedMB !== undefined) process.stdout.write(`Redis memory after the import: ${num(imp.redisUsedMB)} MiB\n`);
-  if (imp.timedOut) process.stdout.write(`NOTE: cashout import did not finish within ${opts.importTimeoutSeconds} s and was stopped; its rate is over the rows staged so far.\n`);
+  if (imp.redisUsedMB !== undefined)
+    process.stdout.write(`Redis memory after the import: ${num(imp.redisUsedMB)} MiB\n`);
+  if (imp.timedOut)
+    process.stdout.write(
+      `NOTE: cashout import did not finish within ${opts.importTimeoutSeconds} s and was stopped; its rate is over the rows staged so far.\n`,
+    );
   const result = {
     options: opts,
     seed: settings.seed,

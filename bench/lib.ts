@@ -31,7 +31,13 @@ export interface MachineInfo {
 
 export function machineInfo(): MachineInfo {
   const c = cpus();
-  return { cpu: c[0]?.model ?? 'unknown', cores: c.length, totalMemoryMB: Math.round(totalmem() / 2 ** 20), node: process.version, platform: `${process.platform}-${process.arch}` };
+  return {
+    cpu: c[0]?.model ?? 'unknown',
+    cores: c.length,
+    totalMemoryMB: Math.round(totalmem() / 2 ** 20),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+  };
 }
 
 /** Settings shared by every benchmark of one run. */
@@ -151,7 +157,11 @@ export function startMeasured(
   const timeFile = join(tmpdir(), `cashout-bench-time-${randomBytes(6).toString('hex')}.txt`);
   const argv = useTime ? ['-v', '-o', timeFile, process.execPath, CASHOUT_BIN, ...args] : [CASHOUT_BIN, ...args];
   const t0 = performance.now();
-  const child: ChildProcess = spawn(useTime ? TIME_BIN : process.execPath, argv, { cwd: opts.cwd, env: cleanEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(useTime ? TIME_BIN : process.execPath, argv, {
+    cwd: opts.cwd,
+    env: cleanEnv(opts.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let nodePid: number | undefined = useTime ? undefined : child.pid;
   let hwmKb: number | undefined;
   let timedOut = false;
@@ -219,7 +229,16 @@ export function startMeasured(
           peakKb = hwmKb;
           source = 'VmHWM';
         }
-        resolve({ code: exitCode, signal: exitSignal, seconds, peakRssMB: peakKb === undefined ? undefined : peakKb / 1024, rssSource: source, timedOut, stdout, stderrTail: stderr });
+        resolve({
+          code: exitCode,
+          signal: exitSignal,
+          seconds,
+          peakRssMB: peakKb === undefined ? undefined : peakKb / 1024,
+          rssSource: source,
+          timedOut,
+          stdout,
+          stderrTail: stderr,
+        });
       })();
     });
   });
@@ -314,7 +333,13 @@ export async function deleteKeys(url: string, prefix: string): Promise<number> {
   try {
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`, 'COUNT', 1000);
+      const [next, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`,
+        'COUNT',
+        1000,
+      );
       cursor = next;
       if (keys.length > 0) n += await redis.unlink(...keys);
     } while (cursor !== '0');
@@ -389,9 +414,13 @@ export async function startSandboxProcess(latencyMs: number): Promise<SandboxPro
     },
     async created() {
       const res = await fetch(`${url}/__sandbox/ledger`);
-      const body = (await res.json()) as { requests: { body: { mobile_wallets?: unknown[]; bank_accounts?: unknown[] } }[]; received: number };
+      const body = (await res.json()) as {
+        requests: { body: { mobile_wallets?: unknown[]; bank_accounts?: unknown[] } }[];
+        received: number;
+      };
       let items = 0;
-      for (const e of body.requests) items += (e.body.mobile_wallets?.length ?? 0) + (e.body.bank_accounts?.length ?? 0);
+      for (const e of body.requests)
+        items += (e.body.mobile_wallets?.length ?? 0) + (e.body.bank_accounts?.length ?? 0);
       return { requests: body.requests.length, items, received: body.received };
     },
     async stop() {
@@ -423,7 +452,8 @@ export function ratio(a: number | undefined, b: number | undefined): string {
 /** Prints a table with a title; the first column is left-aligned, the others right-aligned. */
 export function printTable(title: string, header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const text = [title, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
   process.stdout.write(`\n${text}\n`);
   return text;
@@ -433,7 +463,11 @@ export function printTable(title: string, header: readonly string[], rows: reado
 export function codeVersion(): { commit: string; uncommittedChanges: boolean } | undefined {
   try {
     const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'jobs', 'bin'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'src', 'jobs', 'bin'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      }).trim() !== '';
     return { commit, uncommittedChanges: dirty };
   } catch {
     return undefined;
@@ -445,7 +479,10 @@ export async function saveResults(name: string, data: Record<string, unknown>): 
   await mkdir(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const path = join(RESULTS_DIR, `${name}-${stamp}.json`);
-  await writeFile(path, `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machineInfo(), code: codeVersion() ?? null, loadAverageAtEnd: loadavg(), ...data }, null, 2)}\n`);
+  await writeFile(
+    path,
+    `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machineInfo(), code: codeVersion() ?? null, loadAverageAtEnd: loadavg(), ...data }, null, 2)}\n`,
+  );
   process.stdout.write(`results: ${path}\n`);
   return path;
 }

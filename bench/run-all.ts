@@ -29,7 +29,8 @@ type Name = (typeof NAMES)[number];
 function list(value: string | undefined, fallback: readonly number[], what: string): number[] {
   if (value === undefined) return [...fallback];
   const out = value.split(',').map((v) => Number(v.trim().replace(/_/g, '')));
-  if (out.length === 0 || out.some((n) => !Number.isFinite(n) || n < 0)) throw new Error(`${what} needs numbers separated by commas`);
+  if (out.length === 0 || out.some((n) => !Number.isFinite(n) || n < 0))
+    throw new Error(`${what} needs numbers separated by commas`);
   return out;
 }
 
@@ -67,7 +68,10 @@ async function main(): Promise<number> {
   const m = machineInfo();
   const v = codeVersion();
   process.stdout.write(`machine: ${m.cpu}, ${m.cores} cores, ${m.totalMemoryMB} MiB, node ${m.node}, ${m.platform}\n`);
-  if (v) process.stdout.write(`code: ${v.commit.slice(0, 12)}${v.uncommittedChanges ? ' with uncommitted changes in src/, jobs/ or bin/' : ''}\n`);
+  if (v)
+    process.stdout.write(
+      `code: ${v.commit.slice(0, 12)}${v.uncommittedChanges ? ' with uncommitted changes in src/, jobs/ or bin/' : ''}\n`,
+    );
   let failed = 0;
   try {
     for (const name of chosen) {
@@ -75,10 +79,18 @@ async function main(): Promise<number> {
       try {
         switch (name) {
           case 'import':
-            await importBench(settings, { ...IMPORT_DEFAULTS, rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'), importTimeoutSeconds });
+            await importBench(settings, {
+              ...IMPORT_DEFAULTS,
+              rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'),
+              importTimeoutSeconds,
+            });
             break;
           case 'memory':
-            await memoryBench(settings, { ...MEMORY_DEFAULTS, sizes: list(values['memory-rows'], MEMORY_DEFAULTS.sizes, '--memory-rows'), importTimeoutSeconds });
+            await memoryBench(settings, {
+              ...MEMORY_DEFAULTS,
+              sizes: list(values['memory-rows'], MEMORY_DEFAULTS.sizes, '--memory-rows'),
+              importTimeoutSeconds,
+            });
             break;
           case 'submit':
             await submitBench(settings, {

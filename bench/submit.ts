@@ -38,31 +38,48 @@ export interface SubmitBenchOptions {
   readonly timeoutSeconds: number;
 }
 
-export const SUBMIT_DEFAULTS: SubmitBenchOptions = { rows: 100_000, latenciesMs: [0, 50], concurrency: 50, itemsPerRequest: 100, timeoutSeconds: 240 };
+export const SUBMIT_DEFAULTS: SubmitBenchOptions = {
+  rows: 100_000,
+  latenciesMs: [0, 50],
+  concurrency: 50,
+  itemsPerRequest: 100,
+  timeoutSeconds: 240,
+};
 
 /** The request bodies `cashout run` builds from the file: valid rows in file order, `itemsPerRequest` per request. */
 export async function buildBodies(path: string, itemsPerRequest: number): Promise<WithdrawalRequestBody[]> {
   const banks = loadBankList();
   const grouper = createGrouper(itemsPerRequest);
   const bodies: WithdrawalRequestBody[] = [];
-  await scanFile(path, { banks, walletCountries: ['EG'], maxFieldLength: 255 }, {
-    onItem(item) {
-      const r = grouper.add(item);
-      if (r) bodies.push(r.body);
+  await scanFile(
+    path,
+    { banks, walletCountries: ['EG'], maxFieldLength: 255 },
+    {
+      onItem(item) {
+        const r = grouper.add(item);
+        if (r) bodies.push(r.body);
+      },
+      onInvalid(row) {
+        throw new Error(`line ${row.line} of ${path} is invalid`);
+      },
     },
-    onInvalid(row) {
-      throw new Error(`line ${row.line} of ${path} is invalid`);
-    },
-  });
+  );
   const last = grouper.finish();
   if (last) bodies.push(last.body);
   return bodies;
 }
 
 /** Posts each body in turn, waiting for each answer; returns seconds and how many answered 200. */
-export async function postSequentially(sandbox: SandboxProcess, bodies: readonly WithdrawalRequestBody[]): Promise<{ seconds: number; ok: number; other: Record<string, number> }> {
+export async function postSequentially(
+  sandbox: SandboxProcess,
+  bodies: readonly WithdrawalRequestBody[],
+): Promise<{ seconds: number; ok: number; other: Record<string, number> }> {
   const url = `${sandbox.url}${WITHDRAWAL_PATH}`;
-  const headers = { authorization: `Bearer ${sandbox.token}`, 'content-type': 'application/json', accept: 'application/json' };
+  const headers = {
+    authorization: `Bearer ${sandbox.token}`,
+    'content-type': 'application/json',
+    accept: 'application/json',
+  };
   let ok = 0;
   const other: Record<string, number> = {};
   const t0 = performance.now();
@@ -86,7 +103,11 @@ export async function postConcurrently(
   concurrency: number,
 ): Promise<{ seconds: number; ok: number; other: Record<string, number> }> {
   const serialized = bodies.map((b) => Buffer.from(JSON.stringify(b)));
-  const headers = { authorization: `Bearer ${sandbox.token}`, 'content-type': 'application/json', accept: 'application/json' };
+  const headers = {
+    authorization: `Bearer ${sandbox.token}`,
+    'content-type': 'application/json',
+    accept: 'application/json',
+  };
   const pool = new Pool(sandbox.url, { connections: concurrency });
   let ok = 0;
   const other: Record<string, number> = {};
@@ -149,14 +170,31 @@ interface LatencyResult {
     sandboxReceived: number;
     stdout: string;
   };
-  sequential: { seconds: number; rowsPerSecond: number; ok: number; other: Record<string, number>; sandboxCreatedItems: number };
+  sequential: {
+    seconds: number;
+    rowsPerSecond: number;
+    ok: number;
+    other: Record<string, number>;
+    sandboxCreatedItems: number;
+  };
   /** The bare concurrent loop (no queue, no ledger). */
-  concurrent: { seconds: number; rowsPerSecond: number; ok: number; other: Record<string, number>; sandboxCreatedItems: number };
+  concurrent: {
+    seconds: number;
+    rowsPerSecond: number;
+    ok: number;
+    other: Record<string, number>;
+    sandboxCreatedItems: number;
+  };
   boundRowsPerSecond: number | null;
 }
 
-export async function submitBench(settings: BenchSettings, opts: SubmitBenchOptions = SUBMIT_DEFAULTS): Promise<Record<string, unknown>> {
-  note(`submit: ${num(opts.rows)} rows, latencies ${opts.latenciesMs.join(', ')} ms, concurrency ${opts.concurrency}, ${opts.itemsPerRequest} items/request`);
+export async function submitBench(
+  settings: BenchSettings,
+  opts: SubmitBenchOptions = SUBMIT_DEFAULTS,
+): Promise<Record<string, unknown>> {
+  note(
+    `submit: ${num(opts.rows)} rows, latencies ${opts.latenciesMs.join(', ')} ms, concurrency ${opts.concurrency}, ${opts.itemsPerRequest} items/request`,
+  );
   const file = await payoutFile(opts.rows, settings.seed);
   note('building the request bodies for the sequential loop');
   const bodies = await buildBodies(file.path, opts.itemsPerRequest);
@@ -167,7 +205,9 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
     const prefix = benchPrefix();
     const scratch = await scratchDir('submit');
     try {
-      note(`latency ${latencyMs} ms: cashout run (sandbox ${sandbox.url}, Redis ${redis.private ? 'private' : redis.url}, prefix ${prefix})`);
+      note(
+        `latency ${latencyMs} ms: cashout run (sandbox ${sandbox.url}, Redis ${redis.private ? 'private' : redis.url}, prefix ${prefix})`,
+      );
       const reportsDir = join(scratch.dir, 'reports');
       let queuedAt: number | undefined;
       const startedAt = Date.now();
@@ -193,14 +233,19 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
       const summary = await readSummary(reportsDir);
       const accepted = summary?.byStatus.accepted?.rows;
       const notAccepted: Record<string, number> = {};
-      for (const [k, v] of Object.entries(summary?.byStatus ?? {})) if (k !== 'accepted' && v.rows > 0) notAccepted[k] = v.rows;
+      for (const [k, v] of Object.entries(summary?.byStatus ?? {}))
+        if (k !== 'accepted' && v.rows > 0) notAccepted[k] = v.rows;
       const createdByRun = await sandbox.created();
       const finishedAt = summary?.finishedAt ? Date.parse(summary.finishedAt) : undefined;
-      const submitSeconds = queuedAt !== undefined && finishedAt !== undefined ? (finishedAt - queuedAt) / 1000 : undefined;
+      const submitSeconds =
+        queuedAt !== undefined && finishedAt !== undefined ? (finishedAt - queuedAt) / 1000 : undefined;
       const writtenAt = summary?.reportWrittenAt ? Date.parse(summary.reportWrittenAt) : undefined;
-      const reportSeconds = finishedAt !== undefined && writtenAt !== undefined ? (writtenAt - finishedAt) / 1000 : undefined;
+      const reportSeconds =
+        finishedAt !== undefined && writtenAt !== undefined ? (writtenAt - finishedAt) / 1000 : undefined;
       const exitSeconds = writtenAt !== undefined ? (endedAt - writtenAt) / 1000 : undefined;
-      note(`latency ${latencyMs} ms: cashout run took ${num(m.seconds, 1)} s (exit ${m.code ?? m.signal}); sequential loop`);
+      note(
+        `latency ${latencyMs} ms: cashout run took ${num(m.seconds, 1)} s (exit ${m.code ?? m.signal}); sequential loop`,
+      );
       await sandbox.reset();
       const seq = await postSequentially(sandbox, bodies);
       const createdBySeq = await sandbox.created();
@@ -227,8 +272,20 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
           sandboxReceived: createdByRun.received,
           stdout: m.stdout.trim(),
         },
-        sequential: { seconds: seq.seconds, rowsPerSecond: createdBySeq.items / seq.seconds, ok: seq.ok, other: seq.other, sandboxCreatedItems: createdBySeq.items },
-        concurrent: { seconds: conc.seconds, rowsPerSecond: createdByConc.items / conc.seconds, ok: conc.ok, other: conc.other, sandboxCreatedItems: createdByConc.items },
+        sequential: {
+          seconds: seq.seconds,
+          rowsPerSecond: createdBySeq.items / seq.seconds,
+          ok: seq.ok,
+          other: seq.other,
+          sandboxCreatedItems: createdBySeq.items,
+        },
+        concurrent: {
+          seconds: conc.seconds,
+          rowsPerSecond: createdByConc.items / conc.seconds,
+          ok: conc.ok,
+          other: conc.other,
+          sandboxCreatedItems: createdByConc.items,
+        },
         boundRowsPerSecond: latencyMs > 0 ? (opts.concurrency * opts.itemsPerRequest) / (latencyMs / 1000) : null,
       });
     } finally {
@@ -245,18 +302,18 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
       const bound = r.boundRowsPerSecond ?? undefined;
       const runNote = `exit ${r.run.exitCode ?? 'killed'}${r.run.timedOut ? ', STOPPED (timeout)' : ''}; sandbox created ${num(r.run.sandboxCreatedItems)} items from ${num(r.run.sandboxReceived)} POSTs${Object.keys(r.run.notAccepted).length > 0 ? `; not accepted: ${JSON.stringify(r.run.notAccepted)}` : ''}`;
       return [
-        [`${r.latencyMs} ms`, 'cashout run, end to end', num(r.run.seconds, 1), num(r.run.accepted), num(r.run.rowsPerSecond), ratio(r.run.rowsPerSecond, bound), ratio(r.run.rowsPerSecond, r.sequential.rowsPerSecond), num(r.run.peakRssMB), runNote],
         [
-          '',
-          '  of which import',
-          num(r.run.importSeconds, 1),
-          '',
-          '',
-          '',
-          '',
-          '',
-          'start to "batch queued" log line',
+          `${r.latencyMs} ms`,
+          'cashout run, end to end',
+          num(r.run.seconds, 1),
+          num(r.run.accepted),
+          num(r.run.rowsPerSecond),
+          ratio(r.run.rowsPerSecond, bound),
+          ratio(r.run.rowsPerSecond, r.sequential.rowsPerSecond),
+          num(r.run.peakRssMB),
+          runNote,
         ],
+        ['', '  of which import', num(r.run.importSeconds, 1), '', '', '', '', '', 'start to "batch queued" log line'],
         [
           '',
           '  of which submit',
@@ -268,7 +325,17 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
           '',
           '"batch queued" to the batch final in the ledger',
         ],
-        ['', '  of which report', num(r.run.reportSeconds, 1), '', '', '', '', '', 'batch final to summary.json written (poll, worker close, report)'],
+        [
+          '',
+          '  of which report',
+          num(r.run.reportSeconds, 1),
+          '',
+          '',
+          '',
+          '',
+          '',
+          'batch final to summary.json written (poll, worker close, report)',
+        ],
         ['', '  of which exit', num(r.run.exitSeconds, 1), '', '', '', '', '', 'summary.json written to process exit'],
         [
           '',
@@ -292,7 +359,17 @@ export async function submitBench(settings: BenchSettings, opts: SubmitBenchOpti
           '',
           `no queue, no ledger: the most this machine and sandbox allow; ${num(r.concurrent.ok)} × 200${Object.keys(r.concurrent.other).length > 0 ? `, others ${JSON.stringify(r.concurrent.other)}` : ''}`,
         ],
-        ['', 'bound c × items / latency', '', '', num(bound), bound === undefined ? '' : '1.00×', '', '', bound === undefined ? 'no bound at 0 ms' : ''],
+        [
+          '',
+          'bound c × items / latency',
+          '',
+          '',
+          num(bound),
+          bound === undefined ? '' : '1.00×',
+          '',
+          '',
+          bound === undefined ? 'no bound at 0 ms' : '',
+        ],
       ];
     }),
   );

@@ -37,7 +37,14 @@ export interface WorkersBenchOptions {
   readonly timeoutSeconds: number;
 }
 
-export const WORKERS_DEFAULTS: WorkersBenchOptions = { rows: 100_000, workers: [1, 2, 4], latencyMs: 50, concurrency: 50, itemsPerRequest: 100, timeoutSeconds: 150 };
+export const WORKERS_DEFAULTS: WorkersBenchOptions = {
+  rows: 100_000,
+  workers: [1, 2, 4],
+  latencyMs: 50,
+  concurrency: 50,
+  itemsPerRequest: 100,
+  timeoutSeconds: 150,
+};
 
 interface WorkersRound {
   workers: number;
@@ -58,8 +65,13 @@ interface WorkersRound {
   timedOut: boolean;
 }
 
-export async function workersBench(settings: BenchSettings, opts: WorkersBenchOptions = WORKERS_DEFAULTS): Promise<Record<string, unknown>> {
-  note(`workers: ${num(opts.rows)} rows, ${opts.workers.join('/')} workers, latency ${opts.latencyMs} ms, concurrency ${opts.concurrency} per worker`);
+export async function workersBench(
+  settings: BenchSettings,
+  opts: WorkersBenchOptions = WORKERS_DEFAULTS,
+): Promise<Record<string, unknown>> {
+  note(
+    `workers: ${num(opts.rows)} rows, ${opts.workers.join('/')} workers, latency ${opts.latencyMs} ms, concurrency ${opts.concurrency} per worker`,
+  );
   const file = await payoutFile(opts.rows, settings.seed);
   const sandbox = await startSandboxProcess(opts.latencyMs);
   const rounds: WorkersRound[] = [];
@@ -85,7 +97,10 @@ export async function workersBench(settings: BenchSettings, opts: WorkersBenchOp
         const ledger = openLedger(conn, prefix);
         note(`${n} worker(s): starting them, waiting for batch ${batchId} to be final`);
         const t0 = performance.now();
-        for (let i = 0; i < n; i++) children.push(startMeasured(['worker'], { env, cwd: scratch.dir, timeoutMs: (opts.timeoutSeconds + 60) * 1000 }));
+        for (let i = 0; i < n; i++)
+          children.push(
+            startMeasured(['worker'], { env, cwd: scratch.dir, timeoutMs: (opts.timeoutSeconds + 60) * 1000 }),
+          );
         await Promise.all(children.map((c) => waitForPid(c)));
         let secondsToFinal: number | undefined;
         let batchState: string | undefined;
@@ -108,9 +123,14 @@ export async function workersBench(settings: BenchSettings, opts: WorkersBenchOp
         const pipe = conn.pipeline();
         for (let s = 1; s <= last; s++) pipe.hget(`${prefix}:batch:${batchId}:req:${s}`, 'sent_by');
         const sentBy = new Map<string, number>();
-        for (const [, v] of (await pipe.exec()) ?? []) if (typeof v === 'string') sentBy.set(v, (sentBy.get(v) ?? 0) + 1);
-        const summaryText = await readFile(join(scratch.dir, 'reports', batchId, 'summary.json'), 'utf8').catch(() => undefined);
-        const accepted = summaryText ? (JSON.parse(summaryText) as { byStatus: { accepted: { rows: number } } }).byStatus.accepted.rows : undefined;
+        for (const [, v] of (await pipe.exec()) ?? [])
+          if (typeof v === 'string') sentBy.set(v, (sentBy.get(v) ?? 0) + 1);
+        const summaryText = await readFile(join(scratch.dir, 'reports', batchId, 'summary.json'), 'utf8').catch(
+          () => undefined,
+        );
+        const accepted = summaryText
+          ? (JSON.parse(summaryText) as { byStatus: { accepted: { rows: number } } }).byStatus.accepted.rows
+          : undefined;
         const created = await sandbox.created();
         rounds.push({
           workers: n,
@@ -144,7 +164,19 @@ export async function workersBench(settings: BenchSettings, opts: WorkersBenchOp
   const one = rounds.find((r) => r.workers === 1)?.rowsPerSecond;
   const table = printTable(
     `workers — ${num(opts.rows)} rows, latency ${opts.latencyMs} ms, ${opts.itemsPerRequest} items/request, concurrency ${opts.concurrency} per worker, seed ${settings.seed}`,
-    ['workers', 'import s', 'to final s', 'rows/s', 'vs 1 worker', 'bound rows/s', 'vs bound', 'requests per worker', 'stop s', 'peak RSS MiB (each)', 'outcome'],
+    [
+      'workers',
+      'import s',
+      'to final s',
+      'rows/s',
+      'vs 1 worker',
+      'bound rows/s',
+      'vs bound',
+      'requests per worker',
+      'stop s',
+      'peak RSS MiB (each)',
+      'outcome',
+    ],
     rounds.map((r) => {
       const bound = (r.workers * opts.concurrency * opts.itemsPerRequest) / (opts.latencyMs / 1000);
       return [

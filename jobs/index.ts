@@ -100,7 +100,13 @@ export function concurrencyShares(concurrency: number): number[] {
  */
 export function startSubmitWorker(
   settings: WorkerSettings,
-  deps: { ledger: Ledger; client: PaymentClient; log: Logger; queue: Queue<SubmitJobData>; onBatchDone?: (batchId: string) => Promise<void> },
+  deps: {
+    ledger: Ledger;
+    client: PaymentClient;
+    log: Logger;
+    queue: Queue<SubmitJobData>;
+    onBatchDone?: (batchId: string) => Promise<void>;
+  },
 ): RunningWorker {
   const workerId = `${hostname()}:${process.pid}`;
   const workers: Worker[] = [];
@@ -134,7 +140,10 @@ export function startSubmitWorker(
       ...SUBMIT_WORKER_SAFETY,
       lockDuration: settings.jobLockMs ?? 30_000,
       stalledInterval: settings.jobLockMs ?? 30_000,
-      limiter: settings.rateLimitPerSecond > 0 ? { max: settings.rateLimitPerSecond, duration: 1000 } : { max: 1_000_000, duration: 1000 },
+      limiter:
+        settings.rateLimitPerSecond > 0
+          ? { max: settings.rateLimitPerSecond, duration: 1000 }
+          : { max: 1_000_000, duration: 1000 },
       autorun: false,
     });
     worker.on('failed', (job, err) => {
@@ -147,7 +156,15 @@ export function startSubmitWorker(
   let first = true;
   const sweep = async () => {
     try {
-      await recoverStuckRequests({ ledger: deps.ledger, queue: deps.queue, log: deps.log, graceMs: settings.requestTimeoutMs + (settings.jobLockMs ?? 30_000), onBatchDone: deps.onBatchDone, checkPending: first, serviceUrl: settings.serviceUrl });
+      await recoverStuckRequests({
+        ledger: deps.ledger,
+        queue: deps.queue,
+        log: deps.log,
+        graceMs: settings.requestTimeoutMs + (settings.jobLockMs ?? 30_000),
+        onBatchDone: deps.onBatchDone,
+        checkPending: first,
+        serviceUrl: settings.serviceUrl,
+      });
       first = false;
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'recovery sweep failed; will try again');
@@ -158,7 +175,9 @@ export function startSubmitWorker(
   let running: Promise<unknown> | undefined;
   const start = () => {
     if (running) return;
-    running = Promise.all(workers.map((w) => w.run().catch((err: Error) => deps.log.error({ err: err.message }, 'worker error'))));
+    running = Promise.all(
+      workers.map((w) => w.run().catch((err: Error) => deps.log.error({ err: err.message }, 'worker error'))),
+    );
     // Recovery is not urgent: the first sweep waits until the first requests are on their way.
     firstSweep = setTimeout(() => void sweep(), FIRST_SWEEP_DELAY_MS);
     firstSweep.unref();

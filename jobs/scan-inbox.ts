@@ -38,7 +38,8 @@ export function createScanInboxProcessor(deps: ScanDeps) {
     const log = deps.log.child({ jobId: job.id });
     const report = await scanInbox({ ...deps, log });
     const counts = scanCounts(report);
-    if (report.taken.length > 0 || report.stopped) log.info({ ...counts, stopped: report.stopped }, 'inbox scan finished');
+    if (report.taken.length > 0 || report.stopped)
+      log.info({ ...counts, stopped: report.stopped }, 'inbox scan finished');
     else log.debug(counts, 'inbox scan finished; nothing to take');
     return counts;
   };

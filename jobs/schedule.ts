@@ -68,16 +68,26 @@ export function checkInboxSchedule(schedule: InboxSchedule, nowMs = Date.now()):
   try {
     new Intl.DateTimeFormat('en', { timeZone: schedule.tz });
   } catch {
-    throw new CashoutError('config_invalid', `setting CASHOUT_TIMEZONE is invalid: "${schedule.tz}" is not a known time zone (e.g. Africa/Cairo, UTC)`, { key: 'CASHOUT_TIMEZONE' });
+    throw new CashoutError(
+      'config_invalid',
+      `setting CASHOUT_TIMEZONE is invalid: "${schedule.tz}" is not a known time zone (e.g. Africa/Cairo, UTC)`,
+      { key: 'CASHOUT_TIMEZONE' },
+    );
   }
   let next: number | undefined;
   try {
     next = getNextMillis(nowMs, inboxRepeatOptions(schedule));
   } catch (err) {
-    throw new CashoutError('config_invalid', `setting CASHOUT_SCHEDULE is invalid: "${schedule.pattern}" is not a cron pattern (${(err as Error).message})`, { key: 'CASHOUT_SCHEDULE' });
+    throw new CashoutError(
+      'config_invalid',
+      `setting CASHOUT_SCHEDULE is invalid: "${schedule.pattern}" is not a cron pattern (${(err as Error).message})`,
+      { key: 'CASHOUT_SCHEDULE' },
+    );
   }
   if (next === undefined || !Number.isFinite(next)) {
-    throw new CashoutError('config_invalid', `setting CASHOUT_SCHEDULE is invalid: "${schedule.pattern}" never runs`, { key: 'CASHOUT_SCHEDULE' });
+    throw new CashoutError('config_invalid', `setting CASHOUT_SCHEDULE is invalid: "${schedule.pattern}" never runs`, {
+      key: 'CASHOUT_SCHEDULE',
+    });
   }
   return schedule;
 }
@@ -99,8 +109,14 @@ export function startInboxWorker(
   processor: (job: Job) => Promise<ScanJobResult>,
   log: Logger,
 ): Worker {
-  const worker = new Worker(INBOX_QUEUE, processor, { connection: settings.connection, prefix: settings.prefix, concurrency: 1 });
-  worker.on('failed', (job, err) => log.error({ jobId: job?.id, err: err.message }, 'inbox scan failed; the next tick scans again'));
+  const worker = new Worker(INBOX_QUEUE, processor, {
+    connection: settings.connection,
+    prefix: settings.prefix,
+    concurrency: 1,
+  });
+  worker.on('failed', (job, err) =>
+    log.error({ jobId: job?.id, err: err.message }, 'inbox scan failed; the next tick scans again'),
+  );
   worker.on('error', (err) => log.error({ err: err.message }, 'inbox worker error'));
   return worker;
 }

@@ -95,7 +95,8 @@ export interface SubmitJobResult {
 export function createSubmitProcessor(deps: SubmitProcessorDeps) {
   const run = async (job: Job): Promise<SubmitJobResult> => {
     const parsed = SubmitJobData.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError('job data is not a submission ({ batchId, seq }); nothing was sent');
+    if (!parsed.success)
+      throw new UnrecoverableError('job data is not a submission ({ batchId, seq }); nothing was sent');
     const { batchId, seq } = parsed.data;
     let result;
     // Confirmed: the ledger answered. A typed refusal answers too; Redis errors and a give-up
@@ -126,9 +127,12 @@ export function createSubmitProcessor(deps: SubmitProcessorDeps) {
     // re-runs this processor, and the ledger decides again: an unknown request is refused until a
     // person resolved it as not created; a not_sent one is sent.
     if (result.state === 'unknown') {
-      throw new UnrecoverableError(`request ${seq} of batch ${batchId}: outcome unknown, it may or may not have been created; reconcile it (cashout reconcile ${batchId})`);
+      throw new UnrecoverableError(
+        `request ${seq} of batch ${batchId}: outcome unknown, it may or may not have been created; reconcile it (cashout reconcile ${batchId})`,
+      );
     }
-    if (result.state === 'not_sent') throw new UnrecoverableError(`request ${seq} of batch ${batchId} was not sent; it can be retried`);
+    if (result.state === 'not_sent')
+      throw new UnrecoverableError(`request ${seq} of batch ${batchId} was not sent; it can be retried`);
     return { state: result.state };
   };
   return async (job: Job): Promise<SubmitJobResult> => {

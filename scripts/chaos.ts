@@ -106,10 +106,16 @@ for (let i = 0; i < Number(values.runs); i++) {
 }
 const keys = Object.keys(runs[0]!) as (keyof ChaosFigures)[];
 const width = Math.max(...keys.map((k) => k.length)) + 2;
-process.stdout.write(`${'figure'.padEnd(width)}${runs.map((_, i) => `run ${i + 1}`.padStart(10)).join('')}   must be\n`);
+process.stdout.write(
+  `${'figure'.padEnd(width)}${runs.map((_, i) => `run ${i + 1}`.padStart(10)).join('')}   must be\n`,
+);
 for (const k of keys) {
-  process.stdout.write(`${k.padEnd(width)}${runs.map((r) => String(r[k]).padStart(10)).join('')}   ${MUST_BE_ZERO.includes(k) ? '0' : ''}\n`);
+  process.stdout.write(
+    `${k.padEnd(width)}${runs.map((r) => String(r[k]).padStart(10)).join('')}   ${MUST_BE_ZERO.includes(k) ? '0' : ''}\n`,
+  );
 }
 const broken = runs.some((r) => MUST_BE_ZERO.some((k) => r[k] !== 0));
-process.stdout.write(broken ? 'BROKEN: a promise was not kept\n' : 'OK: no duplicate, no lost row, every row matches the service\n');
+process.stdout.write(
+  broken ? 'BROKEN: a promise was not kept\n' : 'OK: no duplicate, no lost row, every row matches the service\n',
+);
 process.exitCode = broken ? 1 : 0;

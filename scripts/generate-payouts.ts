@@ -45,21 +45,240 @@ export interface GenerateStats {
   bytes: number;
 }
 
-const AR_MALE = ['محمد', 'أحمد', 'محمود', 'مصطفى', 'عمر', 'يوسف', 'إبراهيم', 'خالد', 'طارق', 'حسن', 'علي', 'كريم', 'هشام', 'وليد', 'شريف', 'عمرو', 'ياسر', 'سامح', 'أيمن', 'حسام', 'عبد الرحمن', 'إسلام', 'أشرف', 'جمال', 'سعيد', 'رامي', 'مجدي', 'عادل', 'نبيل', 'صلاح'];
-const AR_FEMALE = ['فاطمة', 'منى', 'هبة', 'نورهان', 'سارة', 'ياسمين', 'ريهام', 'دينا', 'مروة', 'إيمان', 'آية', 'شيماء', 'نهى', 'رانيا', 'سلمى', 'مريم', 'هدى', 'أسماء', 'نادية', 'عبير'];
-const AR_FAMILY = ['السيد', 'عبد الله', 'إبراهيم', 'حسن', 'عبد الرحمن', 'الشريف', 'منصور', 'سليمان', 'فهمي', 'النجار', 'الشاذلي', 'عثمان', 'رمضان', 'زكي', 'بدوي', 'المصري', 'عبد العزيز', 'الجمال', 'فاروق', 'شوقي', 'الحسيني', 'عطية', 'سالم', 'الدسوقي', 'عبد الحميد'];
-const EN_MALE = ['Mohamed', 'Ahmed', 'Mahmoud', 'Mostafa', 'Omar', 'Youssef', 'Ibrahim', 'Khaled', 'Tarek', 'Hassan', 'Ali', 'Karim', 'Hesham', 'Sherif', 'Amr', 'Hossam', 'Islam', 'Ashraf', 'Gamal', 'Said', 'Ramy', 'Magdy', 'Adel', 'Nabil'];
-const EN_FEMALE = ['Mona', 'Heba', 'Nourhan', 'Sara', 'Yasmine', 'Reham', 'Dina', 'Marwa', 'Eman', 'Aya', 'Salma', 'Rania', 'Mariam', 'Hoda', 'Asmaa', 'Nadia'];
-const EN_FAMILY = ['El-Sayed', 'Abdallah', 'Hassan', 'Mansour', 'Soliman', 'Fahmy', 'El-Naggar', 'Osman', 'Ramadan', 'Zaki', 'Badawi', 'El-Masry', 'Abdelaziz', 'Gamal', 'Farouk', 'Shawky', 'El-Husseiny', 'Attia', 'Salem', 'El-Desouky'];
+const AR_MALE = [
+  'محمد',
+  'أحمد',
+  'محمود',
+  'مصطفى',
+  'عمر',
+  'يوسف',
+  'إبراهيم',
+  'خالد',
+  'طارق',
+  'حسن',
+  'علي',
+  'كريم',
+  'هشام',
+  'وليد',
+  'شريف',
+  'عمرو',
+  'ياسر',
+  'سامح',
+  'أيمن',
+  'حسام',
+  'عبد الرحمن',
+  'إسلام',
+  'أشرف',
+  'جمال',
+  'سعيد',
+  'رامي',
+  'مجدي',
+  'عادل',
+  'نبيل',
+  'صلاح',
+];
+const AR_FEMALE = [
+  'فاطمة',
+  'منى',
+  'هبة',
+  'نورهان',
+  'سارة',
+  'ياسمين',
+  'ريهام',
+  'دينا',
+  'مروة',
+  'إيمان',
+  'آية',
+  'شيماء',
+  'نهى',
+  'رانيا',
+  'سلمى',
+  'مريم',
+  'هدى',
+  'أسماء',
+  'نادية',
+  'عبير',
+];
+const AR_FAMILY = [
+  'السيد',
+  'عبد الله',
+  'إبراهيم',
+  'حسن',
+  'عبد الرحمن',
+  'الشريف',
+  'منصور',
+  'سليمان',
+  'فهمي',
+  'النجار',
+  'الشاذلي',
+  'عثمان',
+  'رمضان',
+  'زكي',
+  'بدوي',
+  'المصري',
+  'عبد العزيز',
+  'الجمال',
+  'فاروق',
+  'شوقي',
+  'الحسيني',
+  'عطية',
+  'سالم',
+  'الدسوقي',
+  'عبد الحميد',
+];
+const EN_MALE = [
+  'Mohamed',
+  'Ahmed',
+  'Mahmoud',
+  'Mostafa',
+  'Omar',
+  'Youssef',
+  'Ibrahim',
+  'Khaled',
+  'Tarek',
+  'Hassan',
+  'Ali',
+  'Karim',
+  'Hesham',
+  'Sherif',
+  'Amr',
+  'Hossam',
+  'Islam',
+  'Ashraf',
+  'Gamal',
+  'Said',
+  'Ramy',
+  'Magdy',
+  'Adel',
+  'Nabil',
+];
+const EN_FEMALE = [
+  'Mona',
+  'Heba',
+  'Nourhan',
+  'Sara',
+  'Yasmine',
+  'Reham',
+  'Dina',
+  'Marwa',
+  'Eman',
+  'Aya',
+  'Salma',
+  'Rania',
+  'Mariam',
+  'Hoda',
+  'Asmaa',
+  'Nadia',
+];
+const EN_FAMILY = [
+  'El-Sayed',
+  'Abdallah',
+  'Hassan',
+  'Mansour',
+  'Soliman',
+  'Fahmy',
+  'El-Naggar',
+  'Osman',
+  'Ramadan',
+  'Zaki',
+  'Badawi',
+  'El-Masry',
+  'Abdelaziz',
+  'Gamal',
+  'Farouk',
+  'Shawky',
+  'El-Husseiny',
+  'Attia',
+  'Salem',
+  'El-Desouky',
+];
 
-const STREETS = ['Talaat Harb St', '26 July St', 'Corniche El Nil', '90 Street', 'Gameat El Dowal El Arabeya St', 'Abbas El Akkad St', 'Salah Salem St', 'El Horreya Rd', 'El Gomhoreya St', 'Saad Zaghloul St', 'El Geish St', 'Makram Ebeid St', 'El Merghany St', 'Port Said St'];
-const DISTRICTS = ['Downtown', 'Zamalek', 'Maadi', 'Fifth Settlement', 'Mohandessin', 'Nasr City', 'Heliopolis', 'Sidi Gaber', 'Smouha', 'Dokki', 'Shubra', 'Sheraton'];
-const CITIES = ['Cairo', 'Giza', 'Alexandria', 'Mansoura', 'Tanta', 'Port Said', 'Assiut', 'Ismailia', 'Zagazig', '6th of October City'];
-const AR_ADDRESSES = ['شارع الجمهورية، أسيوط', 'ميدان التحرير، القاهرة', 'شارع الهرم، الجيزة', 'شارع النصر، المنصورة', 'طريق الحرية، الإسكندرية'];
+const STREETS = [
+  'Talaat Harb St',
+  '26 July St',
+  'Corniche El Nil',
+  '90 Street',
+  'Gameat El Dowal El Arabeya St',
+  'Abbas El Akkad St',
+  'Salah Salem St',
+  'El Horreya Rd',
+  'El Gomhoreya St',
+  'Saad Zaghloul St',
+  'El Geish St',
+  'Makram Ebeid St',
+  'El Merghany St',
+  'Port Said St',
+];
+const DISTRICTS = [
+  'Downtown',
+  'Zamalek',
+  'Maadi',
+  'Fifth Settlement',
+  'Mohandessin',
+  'Nasr City',
+  'Heliopolis',
+  'Sidi Gaber',
+  'Smouha',
+  'Dokki',
+  'Shubra',
+  'Sheraton',
+];
+const CITIES = [
+  'Cairo',
+  'Giza',
+  'Alexandria',
+  'Mansoura',
+  'Tanta',
+  'Port Said',
+  'Assiut',
+  'Ismailia',
+  'Zagazig',
+  '6th of October City',
+];
+const AR_ADDRESSES = [
+  'شارع الجمهورية، أسيوط',
+  'ميدان التحرير، القاهرة',
+  'شارع الهرم، الجيزة',
+  'شارع النصر، المنصورة',
+  'طريق الحرية، الإسكندرية',
+];
 /** The banks most payees use, drawn more often when they are on the list. */
-const POPULAR_BANKS = ['National Bank of Egypt', 'Banque Misr', 'Commercial International Bank', 'Qatar National Bank Alahli', 'Banque Du Caire', 'Bank of Alexandria'];
-const MONTHS_EN = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const MONTHS_AR = ['يناير', 'فبراير', 'مارس', 'أبريل', 'مايو', 'يونيو', 'يوليو', 'أغسطس', 'سبتمبر', 'أكتوبر', 'نوفمبر', 'ديسمبر'];
+const POPULAR_BANKS = [
+  'National Bank of Egypt',
+  'Banque Misr',
+  'Commercial International Bank',
+  'Qatar National Bank Alahli',
+  'Banque Du Caire',
+  'Bank of Alexandria',
+];
+const MONTHS_EN = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const MONTHS_AR = [
+  'يناير',
+  'فبراير',
+  'مارس',
+  'أبريل',
+  'مايو',
+  'يونيو',
+  'يوليو',
+  'أغسطس',
+  'سبتمبر',
+  'أكتوبر',
+  'نوفمبر',
+  'ديسمبر',
+];
 
 /** An Egyptian IBAN with correct ISO 7064 MOD-97 check digits: EG, 2 check digits, 25-digit BBAN. */
 export function egyptianIban(bban: string): string {
@@ -92,7 +311,15 @@ export function createRowMaker(opts: GenerateOptions): { next(): string; readonl
   const popular = POPULAR_BANKS.filter((b) => banks.includes(b));
   // A made-up 4-digit bank code per bank, only for building IBANs.
   const bankCode = new Map(banks.map((b, i) => [b, String(i + 1).padStart(4, '0')]));
-  const stats: GenerateStats = { rows: 0, walletRows: 0, bankRows: 0, ibanRows: 0, arabicNames: 0, quotedRows: 0, bytes: 0 };
+  const stats: GenerateStats = {
+    rows: 0,
+    walletRows: 0,
+    bankRows: 0,
+    ibanRows: 0,
+    arabicNames: 0,
+    quotedRows: 0,
+    bytes: 0,
+  };
   let order = 100_000;
 
   /** A two-decimal amount between min and max; `whole` rounds to pounds (salaries). */
@@ -107,7 +334,9 @@ export function createRowMaker(opts: GenerateOptions): { next(): string; readonl
     const female = rnd() < 0.4;
     if (arabic) {
       const first = pick(female ? AR_FEMALE : AR_MALE);
-      return rnd() < 0.6 ? `${first} ${pick(AR_MALE)} ${pick(AR_MALE)} ${pick(AR_FAMILY)}` : `${first} ${pick(AR_MALE)} ${pick(AR_FAMILY)}`;
+      return rnd() < 0.6
+        ? `${first} ${pick(AR_MALE)} ${pick(AR_MALE)} ${pick(AR_FAMILY)}`
+        : `${first} ${pick(AR_MALE)} ${pick(AR_FAMILY)}`;
     }
     const first = pick(female ? EN_FEMALE : EN_MALE);
     return rnd() < 0.5 ? `${first} ${pick(EN_MALE)} ${pick(EN_FAMILY)}` : `${first} ${pick(EN_FAMILY)}`;
@@ -141,7 +370,21 @@ export function createRowMaker(opts: GenerateOptions): { next(): string; readonl
       if (arabic) stats.arabicNames++;
       // 0 salary, 1 commission, 2 refund, 3 expense, 4 bonus
       const k = rnd();
-      const kind = wallet ? (k < 0.3 ? 2 : k < 0.65 ? 1 : k < 0.85 ? 0 : 3) : k < 0.6 ? 0 : k < 0.75 ? 1 : k < 0.9 ? 4 : 2;
+      const kind = wallet
+        ? k < 0.3
+          ? 2
+          : k < 0.65
+            ? 1
+            : k < 0.85
+              ? 0
+              : 3
+        : k < 0.6
+          ? 0
+          : k < 0.75
+            ? 1
+            : k < 0.9
+              ? 4
+              : 2;
       const type = kind === 2 ? 'REFUND' : 'TRANSFER';
       const holder = name(arabic);
       const desc = description(kind, arabic);
@@ -155,7 +398,8 @@ export function createRowMaker(opts: GenerateOptions): { next(): string; readonl
       } else {
         stats.bankRows++;
         const bank = popular.length > 0 && rnd() < 0.7 ? pick(popular) : pick(banks);
-        const address = rnd() < 0.1 ? pick(AR_ADDRESSES) : `${int(1, 250)} ${pick(STREETS)}, ${pick(DISTRICTS)}, ${pick(CITIES)}`;
+        const address =
+          rnd() < 0.1 ? pick(AR_ADDRESSES) : `${int(1, 250)} ${pick(STREETS)}, ${pick(DISTRICTS)}, ${pick(CITIES)}`;
         let account: string;
         if (rnd() < 0.25) {
           stats.ibanRows++;
@@ -224,7 +468,8 @@ async function main(): Promise<void> {
   const rows = Number(values.rows);
   const seed = Number(values.seed);
   if (!Number.isInteger(rows) || rows < 1) throw new Error('--rows needs a positive whole number');
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error('--seed needs a whole number from 0 to 4294967295');
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error('--seed needs a whole number from 0 to 4294967295');
   const started = Date.now();
   if (values.out === undefined) {
     await writePayouts(process.stdout, { rows, seed });

@@ -27,12 +27,117 @@ const HEADER = COLUMNS;
 /** The project's seeded PRNG (mulberry32): same seed, same sequence, on every platform. */
 const prng = mulberry32;
 
-const AR_MALE = ['محمد', 'أحمد', 'محمود', 'مصطفى', 'عمر', 'يوسف', 'إبراهيم', 'خالد', 'طارق', 'حسن', 'علي', 'كريم', 'هشام', 'وليد', 'شريف', 'عمرو', 'ياسر', 'سامح', 'أيمن', 'حسام'];
-const AR_FEMALE = ['فاطمة', 'منى', 'هبة', 'نورهان', 'سارة', 'ياسمين', 'ريهام', 'دينا', 'مروة', 'إيمان', 'آية', 'شيماء', 'نهى', 'رانيا', 'سلمى'];
-const AR_FAMILY = ['السيد', 'عبد الله', 'إبراهيم', 'حسن', 'عبد الرحمن', 'الشريف', 'منصور', 'سليمان', 'فهمي', 'النجار', 'الشاذلي', 'عثمان', 'رمضان', 'زكي', 'بدوي', 'المصري', 'عبد العزيز', 'الجمال', 'فاروق', 'شوقي'];
-const EN_MALE = ['Mohamed', 'Ahmed', 'Mahmoud', 'Mostafa', 'Omar', 'Youssef', 'Ibrahim', 'Khaled', 'Tarek', 'Hassan', 'Ali', 'Karim', 'Hesham', 'Sherif', 'Amr', 'Hossam'];
-const EN_FEMALE = ['Mona', 'Heba', 'Nourhan', 'Sara', 'Yasmine', 'Reham', 'Dina', 'Marwa', 'Eman', 'Aya', 'Salma', 'Rania'];
-const EN_FAMILY = ['El-Sayed', 'Abdallah', 'Hassan', 'Mansour', 'Soliman', 'Fahmy', 'El-Naggar', 'Osman', 'Ramadan', 'Zaki', 'Badawi', 'El-Masry', 'Abdelaziz', 'Gamal', 'Farouk', 'Shawky'];
+const AR_MALE = [
+  'محمد',
+  'أحمد',
+  'محمود',
+  'مصطفى',
+  'عمر',
+  'يوسف',
+  'إبراهيم',
+  'خالد',
+  'طارق',
+  'حسن',
+  'علي',
+  'كريم',
+  'هشام',
+  'وليد',
+  'شريف',
+  'عمرو',
+  'ياسر',
+  'سامح',
+  'أيمن',
+  'حسام',
+];
+const AR_FEMALE = [
+  'فاطمة',
+  'منى',
+  'هبة',
+  'نورهان',
+  'سارة',
+  'ياسمين',
+  'ريهام',
+  'دينا',
+  'مروة',
+  'إيمان',
+  'آية',
+  'شيماء',
+  'نهى',
+  'رانيا',
+  'سلمى',
+];
+const AR_FAMILY = [
+  'السيد',
+  'عبد الله',
+  'إبراهيم',
+  'حسن',
+  'عبد الرحمن',
+  'الشريف',
+  'منصور',
+  'سليمان',
+  'فهمي',
+  'النجار',
+  'الشاذلي',
+  'عثمان',
+  'رمضان',
+  'زكي',
+  'بدوي',
+  'المصري',
+  'عبد العزيز',
+  'الجمال',
+  'فاروق',
+  'شوقي',
+];
+const EN_MALE = [
+  'Mohamed',
+  'Ahmed',
+  'Mahmoud',
+  'Mostafa',
+  'Omar',
+  'Youssef',
+  'Ibrahim',
+  'Khaled',
+  'Tarek',
+  'Hassan',
+  'Ali',
+  'Karim',
+  'Hesham',
+  'Sherif',
+  'Amr',
+  'Hossam',
+];
+const EN_FEMALE = [
+  'Mona',
+  'Heba',
+  'Nourhan',
+  'Sara',
+  'Yasmine',
+  'Reham',
+  'Dina',
+  'Marwa',
+  'Eman',
+  'Aya',
+  'Salma',
+  'Rania',
+];
+const EN_FAMILY = [
+  'El-Sayed',
+  'Abdallah',
+  'Hassan',
+  'Mansour',
+  'Soliman',
+  'Fahmy',
+  'El-Naggar',
+  'Osman',
+  'Ramadan',
+  'Zaki',
+  'Badawi',
+  'El-Masry',
+  'Abdelaziz',
+  'Gamal',
+  'Farouk',
+  'Shawky',
+];
 
 /** Bank names exactly as the supported list gives them, with a made-up 4-digit code for the IBANs. */
 const BANKS: readonly { name: string; code: string }[] = [
@@ -160,7 +265,10 @@ function person(rnd: () => number): Person {
     return { name: `${first} ${father(rnd, first, AR_MALE)} ${pick(rnd, AR_FAMILY)}`, arabic };
   }
   const first = pick(rnd, female ? EN_FEMALE : EN_MALE);
-  const name = rnd() < 0.5 ? `${first} ${father(rnd, first, EN_MALE)} ${pick(rnd, EN_FAMILY)}` : `${first} ${pick(rnd, EN_FAMILY)}`;
+  const name =
+    rnd() < 0.5
+      ? `${first} ${father(rnd, first, EN_MALE)} ${pick(rnd, EN_FAMILY)}`
+      : `${first} ${pick(rnd, EN_FAMILY)}`;
   return { name, arabic };
 }
 
@@ -169,11 +277,15 @@ function description(rnd: () => number, kind: Kind, arabic: boolean, order: numb
     case 'salary':
       return arabic ? `صرف مرتب ${MONTH_AR}` : `${MONTH_EN} salary`;
     case 'commission':
-      return arabic ? pick(rnd, [`عمولة مبيعات ${MONTH_AR}`, `عمولة ${MONTH_AR}`]) : pick(rnd, [`${MONTH_EN} commission`, `${MONTH_EN} sales commission`]);
+      return arabic
+        ? pick(rnd, [`عمولة مبيعات ${MONTH_AR}`, `عمولة ${MONTH_AR}`])
+        : pick(rnd, [`${MONTH_EN} commission`, `${MONTH_EN} sales commission`]);
     case 'refund':
       return arabic ? `استرداد طلب رقم ${order}` : `Refund order ${order}`;
     case 'expense':
-      return arabic ? pick(rnd, [`بدل انتقالات ${MONTH_AR}`, 'تسوية عهدة']) : pick(rnd, ['Travel expense reimbursement', 'Field visit expenses']);
+      return arabic
+        ? pick(rnd, [`بدل انتقالات ${MONTH_AR}`, 'تسوية عهدة'])
+        : pick(rnd, ['Travel expense reimbursement', 'Field visit expenses']);
     case 'bonus':
       return arabic ? 'مكافأة الربع الرابع' : 'Q4 performance bonus';
   }
@@ -283,4 +395,5 @@ function main(argv: readonly string[]): void {
   else writeFileSync(out, text, 'utf8');
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main(process.argv.slice(2));
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  main(process.argv.slice(2));

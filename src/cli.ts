@@ -35,14 +35,20 @@ interface RunFlags {
   strictDuplicates?: boolean;
 }
 
-const forceOption = () => new Option('--force', 'import content that was imported before, as a new batch (it may pay the same people again)');
+const forceOption = () =>
+  new Option('--force', 'import content that was imported before, as a new batch (it may pay the same people again)');
 const payAgainOption = () =>
   new Option(
     '--pay-again <why>',
     'send rows whose payee was paid, or is still to be paid, by another batch (recorded with who and why; shown in the report)',
   );
-const asOption = () => new Option('--as <label>', 'a label recorded beside your system user name (it never replaces it)');
-const strictDupOption = () => new Option('--strict-duplicates', 'refuse rows that pay the same amount to the same holder, mobile or account as an earlier row of the file');
+const asOption = () =>
+  new Option('--as <label>', 'a label recorded beside your system user name (it never replaces it)');
+const strictDupOption = () =>
+  new Option(
+    '--strict-duplicates',
+    'refuse rows that pay the same amount to the same holder, mobile or account as an earlier row of the file',
+  );
 
 /** Builds the program; `run(ctx)` actions resolve to an exit code. */
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -56,8 +62,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     async (...args: A) => {
       setExit(await fn(await context(), ...args));
     };
-  const delimiterOption = () => new Option('--delimiter <char>', 'field delimiter: a character, or comma, semicolon, tab, pipe').argParser(delimiter);
-  const encodingOption = () => new Option('--encoding <name>', 'text encoding of the file (default utf-8; e.g. windows-1256, utf-16le)');
+  const delimiterOption = () =>
+    new Option('--delimiter <char>', 'field delimiter: a character, or comma, semicolon, tab, pipe').argParser(
+      delimiter,
+    );
+  const encodingOption = () =>
+    new Option('--encoding <name>', 'text encoding of the file (default utf-8; e.g. windows-1256, utf-16le)');
 
   program
     .description('Pay many people at once: validate a payout CSV, submit withdrawal requests safely, report every row.')
@@ -109,7 +119,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(payAgainOption())
     .addOption(strictDupOption())
     .addOption(asOption())
-    .action(act(async (c, file: string, o: RunFlags) => (await import('./commands/import.js')).importCommand(c, file, o)));
+    .action(
+      act(async (c, file: string, o: RunFlags) => (await import('./commands/import.js')).importCommand(c, file, o)),
+    );
 
   program
     .command('worker')
@@ -118,7 +130,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('report')
-    .description('write a batch\'s results.csv and summary.json again from the ledger and print its summary')
+    .description("write a batch's results.csv and summary.json again from the ledger and print its summary")
     .argument('<batch-id>', 'batch id printed by run or import')
     .action(act(async (c, id: string) => (await import('./commands/report.js')).reportCommand(c, id)));
 
@@ -130,7 +142,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('resolve')
-    .description('record what a person found in the service\'s dashboard about an unknown request')
+    .description("record what a person found in the service's dashboard about an unknown request")
     .argument('<batch-id>', 'batch id')
     .argument('<request>', 'request number (see cashout reconcile)')
     .option('--created', 'the service did create it: its rows are accepted')
@@ -138,8 +150,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption('--note <text>', 'where you looked and what you found')
     .addOption(asOption())
     .action(
-      act(async (c, id: string, req: string, o: { created?: boolean; notCreated?: boolean; note?: string; as?: string }) =>
-        (await import('./commands/reconcile.js')).resolveCommand(c, id, req, o),
+      act(
+        async (
+          c,
+          id: string,
+          req: string,
+          o: { created?: boolean; notCreated?: boolean; note?: string; as?: string },
+        ) => (await import('./commands/reconcile.js')).resolveCommand(c, id, req, o),
       ),
     );
 
@@ -149,14 +166,22 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<batch-id>', 'batch id')
     .argument('<request>', 'request number')
     .addOption(asOption())
-    .action(act(async (c, id: string, req: string, o: { as?: string }) => (await import('./commands/reconcile.js')).retryCommand(c, id, req, o)));
+    .action(
+      act(async (c, id: string, req: string, o: { as?: string }) =>
+        (await import('./commands/reconcile.js')).retryCommand(c, id, req, o),
+      ),
+    );
 
   program
     .command('approve')
     .description('approve a batch awaiting approval (maker-checker): its requests are queued for the workers')
     .argument('<batch-id>', 'batch id')
     .addOption(asOption())
-    .action(act(async (c, id: string, o: { as?: string }) => (await import('./commands/approve.js')).approveCommand(c, id, o)));
+    .action(
+      act(async (c, id: string, o: { as?: string }) =>
+        (await import('./commands/approve.js')).approveCommand(c, id, o),
+      ),
+    );
 
   program
     .command('cancel')
@@ -164,7 +189,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<batch-id>', 'batch id')
     .requiredOption('--note <text>', 'why')
     .addOption(asOption())
-    .action(act(async (c, id: string, o: { as?: string; note: string }) => (await import('./commands/approve.js')).cancelCommand(c, id, o)));
+    .action(
+      act(async (c, id: string, o: { as?: string; note: string }) =>
+        (await import('./commands/approve.js')).cancelCommand(c, id, o),
+      ),
+    );
 
   program
     .command('dashboard')
@@ -172,7 +201,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--no-auth', 'no login: allowed only on 127.0.0.1, for one local user')
     .option('--port <port>', 'port (default CASHOUT_DASHBOARD_PORT or 4020; 0 = any free port)', port)
     .option('--host <address>', 'address to listen on (default CASHOUT_DASHBOARD_HOST or 127.0.0.1)')
-    .action(act(async (c, o: { auth?: boolean; port?: number; host?: string }) => (await import('./commands/dashboard.js')).dashboardCommand(c, o)));
+    .action(
+      act(async (c, o: { auth?: boolean; port?: number; host?: string }) =>
+        (await import('./commands/dashboard.js')).dashboardCommand(c, o),
+      ),
+    );
 
   const apiKey = program.command('api-key').description('make, list and revoke keys of the HTTP API (/api/v1)');
   const apiKeys = async () => (await import('./commands/api-key.js')).apiKeyCommand;
@@ -188,14 +221,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
   apiKey
     .command('revoke')
     .description('revoke a key by its id')
-    .argument('<id>', 'the key\'s id (8 hex digits, as listed)')
+    .argument('<id>', "the key's id (8 hex digits, as listed)")
     .action(act(async (c, id: string) => (await apiKeys())(c, 'revoke', { id })));
 
   program
     .command('hash-password')
     .description('read a password from standard input and print a user entry for CASHOUT_DASHBOARD_USERS')
     .option('--user <name>', 'the user name', 'user')
-    .action(async (o: { user?: string }) => setExit(await (await import('./commands/dashboard.js')).hashPasswordCommand(o)));
+    .action(async (o: { user?: string }) =>
+      setExit(await (await import('./commands/dashboard.js')).hashPasswordCommand(o)),
+    );
 
   program
     .command('scheduler')
@@ -209,23 +244,27 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption('--amount <NN.NN>', 'amount in EGP, two decimals, sent and signed exactly as written')
     .option('--card-number <digits>', 'the card number (16 digits); read from standard input when not given')
     .option('--cvv <digits>', 'the CVV (3 digits); read from standard input when not given')
-    .requiredOption('--expiry <MM/YY>', 'the card\'s expiry month and year')
-    .requiredOption('--name <text>', 'the customer\'s name')
-    .requiredOption('--mobile <number>', 'the customer\'s mobile number in international format, e.g. +201001234567')
-    .requiredOption('--email <address>', 'the customer\'s e-mail address')
+    .requiredOption('--expiry <MM/YY>', "the card's expiry month and year")
+    .requiredOption('--name <text>', "the customer's name")
+    .requiredOption('--mobile <number>', "the customer's mobile number in international format, e.g. +201001234567")
+    .requiredOption('--email <address>', "the customer's e-mail address")
     .requiredOption('--description <text>', 'what the charge is for; it becomes the payment name')
-    .requiredOption('--customer <id>', 'the customer\'s id in your own system (customer_merchant_profile_id)')
+    .requiredOption('--customer <id>', "the customer's id in your own system (customer_merchant_profile_id)")
     .option('--reference <id>', 'merchant_reference_id, letters and digits (default: a new one)')
     .option('--json', 'print the outcome as JSON')
     .action(act(async (c, o: ChargeFlags) => (await import('./commands/charge.js')).chargeCommand(c, o)));
 
   program
     .command('sandbox')
-    .description('run the local stand-in of the service\'s staging environment on 127.0.0.1')
+    .description("run the local stand-in of the service's staging environment on 127.0.0.1")
     .option('--port <port>', 'port (default CASHOUT_SANDBOX_PORT or 4010; 0 = any free port)', port)
     .option('--host <address>', 'address to listen on (default 127.0.0.1; containers need 0.0.0.0)')
     .addHelpText('after', sandboxSettingsHelp())
-    .action(act(async (c, o: { port?: number; host?: string }) => (await import('./commands/sandbox.js')).sandboxCommand(c, o)));
+    .action(
+      act(async (c, o: { port?: number; host?: string }) =>
+        (await import('./commands/sandbox.js')).sandboxCommand(c, o),
+      ),
+    );
 
   // Every command, not only the top one: a usage error of a subcommand (a missing argument or
   // option) is exit 2 like a mistyped command name, never commander's own process.exit(1).

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { CashoutError } from './errors.js';
-import { parseHost } from './dashboard/host-guard.js';
+import { parseHost } from './host-guard.js';
 
 const int = (min: number, max: number, dflt: number) =>
   z
@@ -47,7 +47,10 @@ const EnvSchema = z.object({
   CASHOUT_MERCHANT_CODE_FILE: z.string().min(1).optional(),
   CASHOUT_HASH_KEY: z.string().min(1).optional(),
   CASHOUT_HASH_KEY_FILE: z.string().min(1).optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional(),
   CASHOUT_REDIS_PREFIX: z.string().min(1).default('{cashout}'),
   CASHOUT_REPORTS_DIR: z.string().min(1).default('./reports'),
   CASHOUT_CSV_BOM: bool(true),
@@ -102,7 +105,12 @@ const EnvSchema = z.object({
   CASHOUT_HEALTH_PORT: int(0, 65_535, 0),
   CASHOUT_WEBHOOK_URLS: z
     .string()
-    .transform((v) => v.split(',').map((u) => u.trim()).filter((u) => u !== ''))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== ''),
+    )
     .refine((urls) => urls.every((u) => /^https?:\/\/[^\s]+$/.test(u) && URL.canParse(u)), {
       message: 'must be http(s) addresses separated by commas',
     })
@@ -258,7 +266,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined || v === '') continue;
     if (k.startsWith('CASHOUT_') && !CONFIG_KEYS.includes(k)) {
-      throw new CashoutError('config_invalid', `unknown setting ${k}; known CASHOUT_ settings are listed in .env.example`, { key: k });
+      throw new CashoutError(
+        'config_invalid',
+        `unknown setting ${k}; known CASHOUT_ settings are listed in .env.example`,
+        { key: k },
+      );
     }
     if (CONFIG_KEYS.includes(k)) picked[k] = v;
   }
@@ -340,8 +352,9 @@ function webhookSettings(e: z.infer<typeof EnvSchema>) {
     }
   }
   if (urls.length > 0 && (secret === undefined || secret.length < 16)) {
-    const message = 'setting CASHOUT_WEBHOOK_SECRET (or CASHOUT_WEBHOOK_SECRET_FILE) is missing or shorter than 16 '
-      + 'characters: notifications to CASHOUT_WEBHOOK_URLS are always signed';
+    const message =
+      'setting CASHOUT_WEBHOOK_SECRET (or CASHOUT_WEBHOOK_SECRET_FILE) is missing or shorter than 16 ' +
+      'characters: notifications to CASHOUT_WEBHOOK_URLS are always signed';
     throw new CashoutError('config_invalid', message, { key: 'CASHOUT_WEBHOOK_SECRET' });
   }
   return {

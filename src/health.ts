@@ -52,7 +52,11 @@ export function serveProcessHealth(
   return serveHealth({
     host: config.healthHost,
     port: config.healthPort,
-    checks: [redisCheck('redis', connections.redis), redisCheck('queue-redis', connections.workerRedis), { name, check: running }],
+    checks: [
+      redisCheck('redis', connections.redis),
+      redisCheck('queue-redis', connections.workerRedis),
+      { name, check: running },
+    ],
   });
 }
 

@@ -13,9 +13,33 @@ import { writeTerminalLog } from './terminal-log.js';
 
 export type { Logger } from 'pino';
 
-const SECRET_KEYS = ['authorization', 'token', 'apiToken', 'cvv', 'hash_key', 'hashKey', 'merchant_code', 'merchantCode'];
-const SECRET_PATHS = [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`), 'headers.authorization', '*.headers.authorization'];
-const MASKED_PATHS = ['mobile_number', 'number', 'account_number', '*.mobile_number', '*.number', '*.account_number', '*.*.mobile_number', '*.*.number', '*.*.account_number'];
+const SECRET_KEYS = [
+  'authorization',
+  'token',
+  'apiToken',
+  'cvv',
+  'hash_key',
+  'hashKey',
+  'merchant_code',
+  'merchantCode',
+];
+const SECRET_PATHS = [
+  ...SECRET_KEYS,
+  ...SECRET_KEYS.map((k) => `*.${k}`),
+  'headers.authorization',
+  '*.headers.authorization',
+];
+const MASKED_PATHS = [
+  'mobile_number',
+  'number',
+  'account_number',
+  '*.mobile_number',
+  '*.number',
+  '*.account_number',
+  '*.*.mobile_number',
+  '*.*.number',
+  '*.*.account_number',
+];
 
 /** Options of the root logger. */
 export interface LoggerOptions {

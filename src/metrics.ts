@@ -16,11 +16,25 @@ export interface MetricsRegistry {
 }
 
 /** Creates the registry; `queues` and `ledger` are read at scrape time. */
-export function createMetrics(opts: { queues: readonly Queue[]; ledger: Ledger; defaultMetrics?: boolean }): MetricsRegistry {
+export function createMetrics(opts: {
+  queues: readonly Queue[];
+  ledger: Ledger;
+  defaultMetrics?: boolean;
+}): MetricsRegistry {
   const registry = new Registry();
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'cashout_process_' });
-  const rows = new Counter({ name: 'cashout_rows_total', help: 'Payout rows by the outcome of their withdrawal request', labelNames: ['status'], registers: [registry] });
-  const requests = new Counter({ name: 'cashout_requests_total', help: 'Withdrawal requests by outcome', labelNames: ['outcome'], registers: [registry] });
+  const rows = new Counter({
+    name: 'cashout_rows_total',
+    help: 'Payout rows by the outcome of their withdrawal request',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const requests = new Counter({
+    name: 'cashout_requests_total',
+    help: 'Withdrawal requests by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: 'cashout_submission_seconds',
     help: 'Time of one withdrawal request POST, in seconds',
@@ -74,7 +88,11 @@ export function createMetrics(opts: { queues: readonly Queue[]; ledger: Ledger; 
 }
 
 /** Serves GET /metrics on host:port (the worker's; keep it on a private network). */
-export async function serveMetrics(metrics: MetricsRegistry, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveMetrics(
+  metrics: MetricsRegistry,
+  host: string,
+  port: number,
+): Promise<{ url: string; close(): Promise<void> }> {
   const { default: Fastify } = await import('fastify');
   const app = Fastify({ logger: false });
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.render()));

@@ -28,3 +28,9 @@ export function sumAmounts(amounts: Iterable<string>): string {
   for (const a of amounts) total += toPiasters(a);
   return formatPiasters(total);
 }
+
+/** Groups digits of an EGP amount string: "1234567.50" → "1,234,567.50". */
+export function groupDigits(amount: string): string {
+  const [int = '0', dec = '00'] = amount.split('.');
+  return `${int.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${dec}`;
+}

@@ -23,7 +23,10 @@ export interface ReceivedFile {
  * `.`, `_` and `-` replaced by `_`, ending in `.csv` ("upload.csv" when none is given).
  */
 export function uploadFileName(wanted: string | undefined): string {
-  const base = (wanted ?? '').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '').slice(0, 100);
+  const base = (wanted ?? '')
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '')
+    .slice(0, 100);
   if (base === '') return 'upload.csv';
   return base.toLowerCase().endsWith('.csv') ? base : `${base}.csv`;
 }

@@ -15,7 +15,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { isBatchId } from '../batch/batch-id.js';
+import { isBatchId } from '../batch-id.js';
 import { importBatch, type ImportDeps } from '../batch/import-batch.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { actorText, approveBatch, cancelBatch, resolveRequest, retryRequest, type Actor } from '../ledger/actions.js';
@@ -24,7 +24,7 @@ import { formatPiasters } from '../money.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import { writeReconciliation } from '../results/write-reconciliation.js';
 import { ROW_STATUSES, writeReport, type RowStatus } from '../results/write-report.js';
-import { batchView } from '../dashboard/batch-view.js';
+import { batchView } from '../results/batch-view.js';
 import { listDeliveries } from '../notify/deliveries.js';
 import { apiKeyStore, type ApiKeyRecord } from './api-keys.js';
 import { authLimiter } from './auth-limit.js';
@@ -282,8 +282,7 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       const batch = await loadBatch(req);
       if (name === 'reconciliation.csv') {
         await writeReconciliation(deps.ledger, batch.id, batch.reportDir, { bom: deps.csvBom });
-      }
-      else await freshSummary(deps.ledger, batch, deps.csvBom);
+      } else await freshSummary(deps.ledger, batch, deps.csvBom);
       const stream = createReadStream(join(batch.reportDir, name));
       try {
         await new Promise<void>((resolve, reject) => {

@@ -5,24 +5,12 @@
  * each of its items came from, so the service's answer can be traced back to rows.
  */
 import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
+import type { StagedRequest, WithdrawalRequest } from '../ledger/withdrawal-request.js';
 import type { PayoutItem } from '../import/validate-row.js';
 import { toPiasters } from '../money.js';
 import { jsonString } from '../contract/item-json.js';
 
-/** A withdrawal request before it is sent: body plus the file line of each item, array by array. */
-export interface WithdrawalRequest {
-  /** 1-based sequence number within the batch. */
-  readonly seq: number;
-  readonly body: WithdrawalRequestBody;
-  /** `walletLines[i]` is the file line of `body.mobile_wallets[i]`. */
-  readonly walletLines: readonly number[];
-  /** `bankLines[i]` is the file line of `body.bank_accounts[i]`. */
-  readonly bankLines: readonly number[];
-  /** Sum of the items' amounts, in piasters. */
-  readonly totalPiasters: bigint;
-  /** The payer's `reference` of each item that has one, by file line (never sent to the service). */
-  readonly references: Readonly<Record<string, string>>;
-}
+export type { StagedRequest, WithdrawalRequest } from '../ledger/withdrawal-request.js';
 
 /** Builds one request from items (in file order). */
 export function buildRequest(seq: number, items: readonly PayoutItem[]): WithdrawalRequest {
@@ -55,7 +43,8 @@ export function buildRequest(seq: number, items: readonly PayoutItem[]): Withdra
  * gathered, `finish` returns the last partial one (or undefined). Holds at most one request's items.
  */
 export function createGrouper(itemsPerRequest: number, firstSeq = 1) {
-  if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1) throw new RangeError('itemsPerRequest must be a positive integer');
+  if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1)
+    throw new RangeError('itemsPerRequest must be a positive integer');
   let pending: PayoutItem[] = [];
   let seq = firstSeq;
   return {
@@ -86,19 +75,6 @@ export function groupItems(items: readonly PayoutItem[], itemsPerRequest: number
   const last = g.finish();
   if (last) out.push(last);
   return out;
-}
-
-/**
- * A withdrawal request ready for the ledger, its body already JSON (`bodyJson`, the same text
- * `JSON.stringify(body)` gives; UTF-8 bytes from the import): what the import stages. Other
- * fields as in `WithdrawalRequest`.
- */
-export interface StagedRequest extends Omit<WithdrawalRequest, 'body' | 'references'> {
-  readonly bodyJson: string | Buffer;
-  /** `references` as JSON (`{"<line>":"<reference>",…}`, lines ascending: the text `JSON.stringify` gives). */
-  readonly referencesJson: string;
-  /** Each item's payee key (payout register): "<line>\t<key>\n" per item that has one. */
-  readonly payees: string;
 }
 
 const OPEN_WALLETS = Buffer.from('{"mobile_wallets":[');
@@ -152,7 +128,8 @@ function createItemList() {
  * out. Item bytes are copied into two reused lists, so a request costs one buffer, its body.
  */
 export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
-  if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1) throw new RangeError('itemsPerRequest must be a positive integer');
+  if (!Number.isInteger(itemsPerRequest) || itemsPerRequest < 1)
+    throw new RangeError('itemsPerRequest must be a positive integer');
   let seq = firstSeq;
   const wallets = createItemList();
   const banks = createItemList();
@@ -164,7 +141,11 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
   const build = (): StagedRequest => {
     const w = wallets.count > 0;
     const b = banks.count > 0;
-    const size = (w ? OPEN_WALLETS.length + wallets.length : 0) + (w && b ? THEN_BANKS.length : b ? OPEN_BANKS.length : 0) + banks.length + CLOSE.length;
+    const size =
+      (w ? OPEN_WALLETS.length + wallets.length : 0) +
+      (w && b ? THEN_BANKS.length : b ? OPEN_BANKS.length : 0) +
+      banks.length +
+      CLOSE.length;
     const body = Buffer.allocUnsafeSlow(size);
     let at = 0;
     if (w) {
@@ -174,7 +155,15 @@ export function createJsonGrouper(itemsPerRequest: number, firstSeq = 1) {
     } else at += OPEN_BANKS.copy(body, at);
     at = banks.copyTo(body, at);
     CLOSE.copy(body, at);
-    const req: StagedRequest = { seq: seq++, bodyJson: body, walletLines, bankLines, totalPiasters: total, referencesJson: `{${references}}`, payees };
+    const req: StagedRequest = {
+      seq: seq++,
+      bodyJson: body,
+      walletLines,
+      bankLines,
+      totalPiasters: total,
+      referencesJson: `{${references}}`,
+      payees,
+    };
     wallets.clear();
     banks.clear();
     walletLines = [];

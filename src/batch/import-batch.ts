@@ -11,13 +11,13 @@ import { once } from 'node:events';
 import { basename, join } from 'node:path';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { batchIdFromSha256 } from './batch-id.js';
+import { batchIdFromSha256 } from '../batch-id.js';
 import { createJsonGrouper, type StagedRequest } from './group-items.js';
 import { hashFile } from '../import/read-rows.js';
 import type { RowIssue } from '../import/row-issues.js';
 import { createHash } from 'node:crypto';
 import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
-import { createFingerprintTable, type FingerprintTable } from './fingerprint-table.js';
+import { createFingerprintTable, type FingerprintTable } from '../import/fingerprint-table.js';
 import { describeHeld, fingerprintKey, PAY_AGAIN_HINT, referenceKey } from '../ledger/payout-register.js';
 import { formatPiasters, toPiasters } from '../money.js';
 import { openScan, type Scan, type ScannedPart, type ScanOptions } from '../import/parallel-scan.js';
@@ -29,22 +29,15 @@ import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import { openRejectedRows, type RejectedRowsOut } from './rejected-rows.js';
 import { alignCells } from '../import/field-count.js';
+import { BATCH_FILES, type RowNote } from '../results/batch-files.js';
+
+export { BATCH_FILES, type RowNote } from '../results/batch-files.js';
 
 /** Largest wallet total kept exactly, in piasters (2^32 − 1). */
 const MAX_TOTAL = 0xffffffffn;
 /** Requests staged in one write, and writes in flight while rows are read. */
 const STAGE_GROUP = 10;
 const STAGE_IN_FLIGHT = 2;
-
-/** Names of the files in a batch's report folder. */
-export const BATCH_FILES = {
-  input: 'input.csv',
-  notes: 'row-notes.jsonl',
-  rejected: 'rejected-rows.csv',
-  results: 'results.csv',
-  summary: 'summary.json',
-  summaryHtml: 'summary.html',
-} as const;
 
 /** What an import needs. */
 export interface ImportDeps {
@@ -119,18 +112,6 @@ export interface ImportOptions {
   readonly beforeRelease?: () => Promise<void>;
 }
 
-/**
- * One line of `row-notes.jsonl`, in file order: an invalid row with its issues, a row not sent
- * because its reference was paid before (`duplicate`), or a valid row with warnings.
- */
-export interface RowNote {
-  readonly line: number;
-  readonly status?: 'invalid' | 'duplicate';
-  readonly issues?: readonly RowIssue[];
-  readonly message?: string;
-  readonly warnings?: readonly string[];
-}
-
 /** What an import did. */
 export interface ImportResult {
   readonly batchId: string;
@@ -185,7 +166,10 @@ export async function openPayoutFile(path: string, rules: RowRules, read: ScanOp
 }
 
 /** The read options of an import: the file limits of `deps` with the file's delimiter and encoding. */
-export function importReadOptions(deps: Pick<ImportDeps, 'limits'>, options: Pick<ImportOptions, 'delimiter' | 'encoding'>): ScanOptions {
+export function importReadOptions(
+  deps: Pick<ImportDeps, 'limits'>,
+  options: Pick<ImportOptions, 'delimiter' | 'encoding'>,
+): ScanOptions {
   return {
     ...deps.limits,
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
@@ -198,7 +182,12 @@ export function importReadOptions(deps: Pick<ImportDeps, 'limits'>, options: Pic
  * before (`batch_exists`). `opened` is the file already opened by `openPayoutFile` with
  * `importReadOptions(deps, options)` (else it is opened here); it is closed either way.
  */
-export async function importBatch(deps: ImportDeps, path: string, options: ImportOptions = {}, opened?: OpenedPayoutFile): Promise<ImportResult> {
+export async function importBatch(
+  deps: ImportDeps,
+  path: string,
+  options: ImportOptions = {},
+  opened?: OpenedPayoutFile,
+): Promise<ImportResult> {
   // Check the file and its header before anything is recorded, so a file-level problem leaves no
   // trace in Redis. Rows are read from there on: the import threads start and check the first
   // pieces while the file is hashed and the batch recorded.
@@ -268,7 +257,8 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   let warnedRows = 0;
   let validRows = 0;
   let totalPiasters = 0n;
-  const walletLimit = deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
+  const walletLimit =
+    deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
   let staged: StagedRequest[] = [];
   const staging: Promise<void>[] = [];
   // Staged requests are written a few at a time, with a write or two in flight while rows are read.
@@ -308,7 +298,9 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
         const reference = s.references[v]!;
         const earlierRef = s.earlierReference[v]!;
         if (earlierRef !== 0) {
-          await invalid(line, await s.cellsOfValid(v), [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } }]);
+          await invalid(line, await s.cellsOfValid(v), [
+            { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } },
+          ]);
           continue;
         }
         const holder = held.get(v);
@@ -329,7 +321,9 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
               ? { firstLine: byHolder, same: 'holder' }
               : undefined;
         if (dup && options.strictDuplicates) {
-          await invalid(line, await s.cellsOfValid(v), [{ column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } }]);
+          await invalid(line, await s.cellsOfValid(v), [
+            { column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } },
+          ]);
           continue;
         }
         const amount = part.piasters[v]!;
@@ -337,13 +331,18 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
         if (dup) warnings = [describeDuplicate(dup)];
         if (holder) {
           const why = describeHeld(payee, holder).replace(/^not sent: /, '');
-          (warnings ??= []).push(`paid again on purpose (${options.importedBy ?? 'unknown'}: ${options.payAgain!.note}): ${why}`);
+          (warnings ??= []).push(
+            `paid again on purpose (${options.importedBy ?? 'unknown'}: ${options.payAgain!.note}): ${why}`,
+          );
         }
         if (kind === ROW_WALLET && walletLimit !== undefined) {
           // Totals are kept in 32 bits of piasters: exact up to EGP 42,949,672.95, then "more than".
           const sum = walletTotals.addTo(fp[at + 6]!, fp[at + 7]!, Number(amount > MAX_TOTAL ? MAX_TOTAL : amount));
           if (BigInt(sum) > walletLimit) {
-            const what = sum === Number(MAX_TOTAL) ? `more than EGP ${formatPiasters(MAX_TOTAL)}` : `EGP ${formatPiasters(BigInt(sum))}`;
+            const what =
+              sum === Number(MAX_TOTAL)
+                ? `more than EGP ${formatPiasters(MAX_TOTAL)}`
+                : `EGP ${formatPiasters(BigInt(sum))}`;
             (warnings ??= []).push(
               `this wallet receives ${what} in this batch up to this row, over the Central Bank of Egypt's daily wallet limit of EGP ${formatPiasters(walletLimit)}`,
             );
@@ -384,11 +383,16 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   } catch (err) {
     notesOut.destroy();
     await Promise.allSettled(staging);
-    await deps.ledger.refuseBatch(batchId, { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n }, (err as Error).message);
+    await deps.ledger.refuseBatch(
+      batchId,
+      { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n },
+      (err as Error).message,
+    );
     throw err;
   }
   // What the checks across rows held (they grow with the file: memory an import cannot stream).
-  const crossRowTableBytes = scan.tableBytes() + sameNumber.bytes + sameHolder.bytes + walletTotals.bytes + (payeeCounts?.bytes ?? 0);
+  const crossRowTableBytes =
+    scan.tableBytes() + sameNumber.bytes + sameHolder.bytes + walletTotals.bytes + (payeeCounts?.bytes ?? 0);
   notesOut.end();
   await once(notesOut, 'close');
   await rejectedOut?.close();
@@ -405,7 +409,10 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
   if (policy.maxBatchTotal !== undefined && totalPiasters > toPiasters(policy.maxBatchTotal)) {
     const reason = `the batch total EGP ${formatPiasters(totalPiasters)} is over the limit of EGP ${policy.maxBatchTotal} per batch (CASHOUT_MAX_BATCH_TOTAL); nothing was sent`;
     await deps.ledger.refuseBatch(batchId, batchCounts, reason);
-    log.warn({ total: formatPiasters(totalPiasters), limit: policy.maxBatchTotal }, 'batch refused: over the batch total limit');
+    log.warn(
+      { total: formatPiasters(totalPiasters), limit: policy.maxBatchTotal },
+      'batch refused: over the batch total limit',
+    );
     return { ...result, state: 'refused', requests: 0, refusalReason: reason };
   }
   if (options.beforeRelease) {
@@ -419,11 +426,16 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     }
   }
   const needsApproval =
-    policy.requireApproval === true && requests > 0 && (policy.approvalThreshold === undefined || totalPiasters > toPiasters(policy.approvalThreshold));
+    policy.requireApproval === true &&
+    requests > 0 &&
+    (policy.approvalThreshold === undefined || totalPiasters > toPiasters(policy.approvalThreshold));
   if (needsApproval) {
     const until = new Date(Date.now() + (policy.approvalExpiryHours ?? 72) * 3_600_000).toISOString();
     await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests }, until);
-    log.info({ requests, total: formatPiasters(totalPiasters), until }, 'batch awaits approval; nothing is sent before it');
+    log.info(
+      { requests, total: formatPiasters(totalPiasters), until },
+      'batch awaits approval; nothing is sent before it',
+    );
     const awaiting: ImportResult = { ...result, state: 'awaiting_approval', requests };
     await deps.onAwaitingApproval?.(awaiting, basename(path));
     return awaiting;

@@ -5,13 +5,17 @@
  * shown in the batch's reports.
  */
 import { CashoutError, EXIT } from '../errors.js';
-import { isBatchId } from '../batch/batch-id.js';
+import { isBatchId } from '../batch-id.js';
 import { writeReport } from '../results/write-report.js';
 import { actorText, approveBatch, cancelBatch } from '../ledger/actions.js';
 import { cliActor, openQueues, type AppContext } from './context.js';
 
 function checkId(batchId: string): void {
-  if (!isBatchId(batchId)) throw new CashoutError('usage', `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`);
+  if (!isBatchId(batchId))
+    throw new CashoutError(
+      'usage',
+      `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`,
+    );
 }
 
 /** `cashout approve <batch-id> [--as label]`: refused for the importer (by system user, whatever the label). */
@@ -23,7 +27,9 @@ export async function approveCommand(ctx: AppContext, batchId: string, opts: { a
   try {
     const n = await approveBatch(h.ledger, h.queue, batchId, actor);
     ctx.log.info({ batchId, by, requests: n }, 'batch approved');
-    process.stdout.write(`Batch ${batchId} approved by ${by}: ${n} withdrawal requests queued; a running "cashout worker" sends them.\n`);
+    process.stdout.write(
+      `Batch ${batchId} approved by ${by}: ${n} withdrawal requests queued; a running "cashout worker" sends them.\n`,
+    );
     return EXIT.ok;
   } finally {
     await h.close();
@@ -31,7 +37,11 @@ export async function approveCommand(ctx: AppContext, batchId: string, opts: { a
 }
 
 /** `cashout cancel <batch-id> --note … [--as label]`. */
-export async function cancelCommand(ctx: AppContext, batchId: string, opts: { as?: string; note: string }): Promise<number> {
+export async function cancelCommand(
+  ctx: AppContext,
+  batchId: string,
+  opts: { as?: string; note: string },
+): Promise<number> {
   checkId(batchId);
   const actor = cliActor(opts.as);
   const by = actorText(actor);

@@ -13,7 +13,16 @@ import type { PrivateRedis } from '../queue/private-redis.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from '../ledger/index.js';
 import { CashoutError } from '../errors.js';
-import { importBatch, importReadOptions, openPayoutFile, type BatchPolicy, type ImportDeps, type ImportOptions, type ImportResult, type OpenedPayoutFile } from '../batch/import-batch.js';
+import {
+  importBatch,
+  importReadOptions,
+  openPayoutFile,
+  type BatchPolicy,
+  type ImportDeps,
+  type ImportOptions,
+  type ImportResult,
+  type OpenedPayoutFile,
+} from '../batch/import-batch.js';
 import { startProgress } from './progress.js';
 import { readOptionsFrom } from '../import/read-rows.js';
 import { createPaymentClient, type PaymentClient } from '../submit/payment-client.js';
@@ -37,8 +46,19 @@ export function loadContext(env: NodeJS.ProcessEnv = process.env, cwd = process.
   const config = parseConfig(withDotEnv(env, cwd));
   const log = createLogger({ level: config.logLevel });
   const banks = config.banksFile ? loadBankList(config.banksFile) : loadBankList();
-  for (const name of banks.duplicates) log.warn({ bank: name, source: banks.source }, 'bank listed twice in the supported bank list; using it once');
-  return { config, log, banks, rules: { banks, walletCountries: config.walletCountries, maxFieldLength: config.maxFieldLength, maxItemAmount: config.maxItemAmount } };
+  for (const name of banks.duplicates)
+    log.warn({ bank: name, source: banks.source }, 'bank listed twice in the supported bank list; using it once');
+  return {
+    config,
+    log,
+    banks,
+    rules: {
+      banks,
+      walletCountries: config.walletCountries,
+      maxFieldLength: config.maxFieldLength,
+      maxItemAmount: config.maxItemAmount,
+    },
+  };
 }
 
 /** Redis-side handles of a command. */
@@ -88,10 +108,14 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
     redis = await connectRedis(url);
   }
   const workerRedis = await connectRedis(url, { forWorker: true });
-  const prefix = opts.sandbox ? `${ctx.config.redisPrefix}:sandbox-${randomBytes(4).toString('hex')}` : ctx.config.redisPrefix;
+  const prefix = opts.sandbox
+    ? `${ctx.config.redisPrefix}:sandbox-${randomBytes(4).toString('hex')}`
+    : ctx.config.redisPrefix;
   const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
   const ledger = openLedger(redis, prefix, { duplicateWindowHours: ctx.config.duplicateWindowHours });
-  const notifier = opts.sandbox ? NO_NOTIFIER : createNotifier(notifySettings(ctx.config), workerRedis, prefix, ctx.log);
+  const notifier = opts.sandbox
+    ? NO_NOTIFIER
+    : createNotifier(notifySettings(ctx.config), workerRedis, prefix, ctx.log);
   return {
     redis,
     workerRedis,
@@ -163,7 +187,11 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
  * file limits, with the command's delimiter and encoding), before any Redis connection: a bad file
  * is refused at once and the import threads start. Throws `CashoutError` for file problems.
  */
-export function openImportFile(ctx: AppContext, file: string, opts: Pick<ImportOptions, 'delimiter' | 'encoding'>): Promise<OpenedPayoutFile> {
+export function openImportFile(
+  ctx: AppContext,
+  file: string,
+  opts: Pick<ImportOptions, 'delimiter' | 'encoding'>,
+): Promise<OpenedPayoutFile> {
   return openPayoutFile(file, ctx.rules, importReadOptions({ limits: readOptionsFrom(ctx.config) }, opts));
 }
 
@@ -240,8 +268,18 @@ export function workerSettingsFor(
 
 /** The service address and token from configuration, or a clear error naming what is missing. */
 export function serviceTarget(config: Config): { baseUrl: string; token: string } {
-  if (!config.apiBaseUrl) throw new CashoutError('config_invalid', 'setting CASHOUT_API_BASE_URL is missing: set the service address (or use --sandbox)', { key: 'CASHOUT_API_BASE_URL' });
-  if (!config.apiToken) throw new CashoutError('config_invalid', 'setting CASHOUT_API_TOKEN (or CASHOUT_API_TOKEN_FILE) is missing (or use --sandbox)', { key: 'CASHOUT_API_TOKEN' });
+  if (!config.apiBaseUrl)
+    throw new CashoutError(
+      'config_invalid',
+      'setting CASHOUT_API_BASE_URL is missing: set the service address (or use --sandbox)',
+      { key: 'CASHOUT_API_BASE_URL' },
+    );
+  if (!config.apiToken)
+    throw new CashoutError(
+      'config_invalid',
+      'setting CASHOUT_API_TOKEN (or CASHOUT_API_TOKEN_FILE) is missing (or use --sandbox)',
+      { key: 'CASHOUT_API_TOKEN' },
+    );
   return { baseUrl: config.apiBaseUrl, token: config.apiToken };
 }
 

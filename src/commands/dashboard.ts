@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { CashoutError, EXIT } from '../errors.js';
 import { buildDashboard } from '../dashboard/server.js';
 import { hashPassword, loadUsers } from '../dashboard/users.js';
-import { parseHost } from '../dashboard/host-guard.js';
+import { parseHost } from '../host-guard.js';
 import { createMetrics } from '../metrics.js';
 import { importDeps, openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
@@ -27,11 +27,15 @@ function answeredHosts(configured: readonly string[], host: string, port: number
 }
 
 /** Serves the dashboard; returns the exit code after a stop signal. */
-export async function dashboardCommand(ctx: AppContext, opts: { auth?: boolean; port?: number; host?: string }): Promise<number> {
+export async function dashboardCommand(
+  ctx: AppContext,
+  opts: { auth?: boolean; port?: number; host?: string },
+): Promise<number> {
   const host = opts.host ?? ctx.config.dashboardHost;
   const port = opts.port ?? ctx.config.dashboardPort;
   const noAuth = opts.auth === false;
-  if (noAuth && !LOOPBACK.has(host)) throw new CashoutError('usage', `--no-auth is allowed only on a loopback address (127.0.0.1), not ${host}`);
+  if (noAuth && !LOOPBACK.has(host))
+    throw new CashoutError('usage', `--no-auth is allowed only on a loopback address (127.0.0.1), not ${host}`);
   const users = loadUsers(ctx.config.dashboardUsers, ctx.config.dashboardUsersFile);
   if (!noAuth && users.size === 0) {
     throw new CashoutError(
@@ -78,7 +82,9 @@ export async function dashboardCommand(ctx: AppContext, opts: { auth?: boolean; 
 export async function hashPasswordCommand(opts: { user?: string }): Promise<number> {
   if (process.stdin.isTTY) process.stderr.write('Password: ');
   const rl = createInterface({ input: process.stdin, terminal: false });
-  const password = await new Promise<string>((resolve) => rl.once('line', (l) => resolve(l)).once('close', () => resolve('')));
+  const password = await new Promise<string>((resolve) =>
+    rl.once('line', (l) => resolve(l)).once('close', () => resolve('')),
+  );
   rl.close();
   if (password.length < 12) throw new CashoutError('usage', 'the password must have at least 12 characters');
   const hash = await hashPassword(password);

@@ -22,7 +22,10 @@ export async function importCommand(ctx: AppContext, file: string, opts: Omit<Ru
         process.stdout.write(formatSummary(summary, r.reportDir));
         return r.state === 'refused' ? EXIT.notAllAccepted : EXIT.ok;
       }
-      process.stdout.write(`Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` + (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'));
+      process.stdout.write(
+        `Batch ${r.batchId} queued: ${r.validRows} rows in ${r.requests} withdrawal requests` +
+          (r.invalidRows > 0 ? `, ${r.invalidRows} invalid rows left out\n` : '\n'),
+      );
       return EXIT.ok;
     } finally {
       await handles.close();

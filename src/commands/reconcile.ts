@@ -5,14 +5,22 @@
  * itself: only a worker sends, and only what the ledger allows.
  */
 import { CashoutError, EXIT } from '../errors.js';
-import { isBatchId } from '../batch/batch-id.js';
+import { isBatchId } from '../batch-id.js';
 import { writeReconciliation } from '../results/write-reconciliation.js';
 import { writeReport } from '../results/write-report.js';
 import { actorText, resolveRequest, retryRequest } from '../ledger/actions.js';
 import { cliActor, openQueues, type AppContext, type QueueHandles } from './context.js';
 
-async function withBatch<T>(ctx: AppContext, batchId: string, fn: (h: QueueHandles, reportDir: string) => Promise<T>): Promise<T> {
-  if (!isBatchId(batchId)) throw new CashoutError('usage', `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`);
+async function withBatch<T>(
+  ctx: AppContext,
+  batchId: string,
+  fn: (h: QueueHandles, reportDir: string) => Promise<T>,
+): Promise<T> {
+  if (!isBatchId(batchId))
+    throw new CashoutError(
+      'usage',
+      `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`,
+    );
   const handles = await openQueues(ctx);
   try {
     const batch = await handles.ledger.getBatch(batchId);
@@ -24,7 +32,8 @@ async function withBatch<T>(ctx: AppContext, batchId: string, fn: (h: QueueHandl
 }
 
 function requestNumber(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new CashoutError('usage', `"${value}" is not a request number (1, 2, …)`);
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new CashoutError('usage', `"${value}" is not a request number (1, 2, …)`);
   return Number(value);
 }
 
@@ -41,7 +50,7 @@ export async function reconcileCommand(ctx: AppContext, batchId: string): Promis
       `Batch ${batchId}: ${requests.length} withdrawal request(s) were sent but their outcome is unknown.\n` +
         'They may or may not have been created. Do not pay these rows again before checking.\n\n' +
         `${text}\n\n` +
-        'In the service\'s merchant dashboard, look for withdrawal requests created around the time sent,\n' +
+        "In the service's merchant dashboard, look for withdrawal requests created around the time sent,\n" +
         'with these holders and amounts. Then record what you found:\n' +
         `  cashout resolve ${batchId} <request> --created --note "found in dashboard, ref …"\n` +
         `  cashout resolve ${batchId} <request> --not-created --note "not in dashboard on <date>"  (then: cashout retry ${batchId} <request>)\n` +
@@ -58,8 +67,10 @@ export async function resolveCommand(
   request: string,
   opts: { created?: boolean; notCreated?: boolean; note?: string; as?: string },
 ): Promise<number> {
-  if (opts.created === opts.notCreated) throw new CashoutError('usage', 'say what you found: exactly one of --created or --not-created');
-  if (!opts.note || opts.note.trim() === '') throw new CashoutError('usage', '--note is required: say where you looked and what you found');
+  if (opts.created === opts.notCreated)
+    throw new CashoutError('usage', 'say what you found: exactly one of --created or --not-created');
+  if (!opts.note || opts.note.trim() === '')
+    throw new CashoutError('usage', '--note is required: say where you looked and what you found');
   const seq = requestNumber(request);
   const actor = cliActor(opts.as);
   const by = actorText(actor);
@@ -81,13 +92,20 @@ export async function resolveCommand(
  * `cashout retry <batch-id> <request> [--as label]`: queues the request's job again when the
  * lifecycle allows it (recorded with who asked); a worker sends it if the ledger's claim allows.
  */
-export async function retryCommand(ctx: AppContext, batchId: string, request: string, opts: { as?: string } = {}): Promise<number> {
+export async function retryCommand(
+  ctx: AppContext,
+  batchId: string,
+  request: string,
+  opts: { as?: string } = {},
+): Promise<number> {
   const seq = requestNumber(request);
   const actor = cliActor(opts.as);
   return withBatch(ctx, batchId, async (h) => {
     await retryRequest(h.ledger, h.queue, batchId, seq, actor);
     ctx.log.info({ batchId, seq, by: actorText(actor) }, 'request queued again');
-    process.stdout.write(`Request ${seq} of batch ${batchId} queued again by ${actorText(actor)}; a running "cashout worker" sends it.\n`);
+    process.stdout.write(
+      `Request ${seq} of batch ${batchId} queued again by ${actorText(actor)}; a running "cashout worker" sends it.\n`,
+    );
     return EXIT.ok;
   });
 }

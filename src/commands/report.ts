@@ -2,13 +2,17 @@
 import { writeReport } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
-import { isBatchId } from '../batch/batch-id.js';
+import { isBatchId } from '../batch-id.js';
 import { openQueues, type AppContext } from './context.js';
 import { exitCodeForSummary } from './run.js';
 
 /** Returns the exit code: as `run` would for the batch's current state. */
 export async function reportCommand(ctx: AppContext, batchId: string): Promise<number> {
-  if (!isBatchId(batchId)) throw new CashoutError('usage', `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`);
+  if (!isBatchId(batchId))
+    throw new CashoutError(
+      'usage',
+      `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`,
+    );
   const handles = await openQueues(ctx);
   try {
     const batch = await handles.ledger.getBatch(batchId);

@@ -13,7 +13,16 @@ import { formatSummary } from '../results/print-summary.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
-import { importOpenedFile, openImportFile, openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext, type QueueHandles } from './context.js';
+import {
+  importOpenedFile,
+  openImportFile,
+  openQueues,
+  paymentClientFor,
+  serviceTarget,
+  workerSettingsFor,
+  type AppContext,
+  type QueueHandles,
+} from './context.js';
 import type { Ledger } from '../ledger/index.js';
 
 /** Options of `run` and `import`. */
@@ -80,7 +89,13 @@ export function createWaker(): Waker {
  * and at once when `waker` is woken (this process's worker recorded the batch's last outcome) or
  * `signal` aborts. The ledger alone decides that the batch is done.
  */
-export async function waitForBatch(ledger: Ledger, batchId: string, log: AppContext['log'], signal?: AbortSignal, waker: Waker = createWaker()): Promise<void> {
+export async function waitForBatch(
+  ledger: Ledger,
+  batchId: string,
+  log: AppContext['log'],
+  signal?: AbortSignal,
+  waker: Waker = createWaker(),
+): Promise<void> {
   const progress = startProgress(log, 'submitting', 'requests final');
   const onAbort = () => waker.wake();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -163,7 +178,9 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     const summary = await writeReport(handles.ledger, imported.batchId, { bom: ctx.config.csvBom });
     process.stdout.write(formatSummary(summary, imported.reportDir));
     if (stop.signal.aborted && summary.byStatus.pending.rows > 0) {
-      process.stderr.write(`cashout: stopped before the batch finished; run "cashout worker" to finish batch ${imported.batchId}\n`);
+      process.stderr.write(
+        `cashout: stopped before the batch finished; run "cashout worker" to finish batch ${imported.batchId}\n`,
+      );
       return EXIT.notAllAccepted;
     }
     return exitCodeForSummary(summary, imported.validRows);

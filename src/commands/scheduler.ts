@@ -28,7 +28,9 @@ import { importDeps, importTarget, openQueues, type AppContext } from './context
 /** Runs the scheduler; returns the exit code. */
 export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
   const target = importTarget(ctx.config);
-  const schedule = opts.once ? undefined : checkInboxSchedule({ pattern: ctx.config.schedule, tz: ctx.config.timezone });
+  const schedule = opts.once
+    ? undefined
+    : checkInboxSchedule({ pattern: ctx.config.schedule, tz: ctx.config.timezone });
   const handles = await openQueues(ctx);
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -41,10 +43,10 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
   process.once('SIGTERM', onSignal);
   try {
     await requireSafeRedis(handles.redis, ctx.config.allowUnsafeRedis);
-    const importer = createInboxImporter(
-      importDeps(ctx, handles, target.baseUrl, target.token),
-      { importedBy: 'scheduler', importedByUser: 'scheduler' },
-    );
+    const importer = createInboxImporter(importDeps(ctx, handles, target.baseUrl, target.token), {
+      importedBy: 'scheduler',
+      importedByUser: 'scheduler',
+    });
     const scanDeps: ScanDeps = {
       inboxDir: ctx.config.inboxDir,
       settleSeconds: ctx.config.inboxSettleSeconds,
@@ -63,15 +65,27 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
     const inboxQueue = new Queue(INBOX_QUEUE, { connection: handles.workerRedis, prefix: handles.prefix });
     try {
       const next = await registerInboxSchedule(inboxQueue, schedule);
-      const worker = startInboxWorker({ connection: handles.workerRedis, prefix: handles.prefix }, createScanInboxProcessor(scanDeps), ctx.log);
-      const health = await serveProcessHealth(ctx.config, handles, 'scheduler', () => !stopping && worker.isRunning()).catch(
-        async (err: unknown) => {
-          await worker.close();
-          throw err;
-        },
+      const worker = startInboxWorker(
+        { connection: handles.workerRedis, prefix: handles.prefix },
+        createScanInboxProcessor(scanDeps),
+        ctx.log,
       );
+      const health = await serveProcessHealth(
+        ctx.config,
+        handles,
+        'scheduler',
+        () => !stopping && worker.isRunning(),
+      ).catch(async (err: unknown) => {
+        await worker.close();
+        throw err;
+      });
       ctx.log.info(
-        { inbox: ctx.config.inboxDir, schedule: schedule.pattern, tz: schedule.tz, next: next === undefined ? undefined : new Date(next).toISOString() },
+        {
+          inbox: ctx.config.inboxDir,
+          schedule: schedule.pattern,
+          tz: schedule.tz,
+          next: next === undefined ? undefined : new Date(next).toISOString(),
+        },
         'scheduler started',
       );
       if (!stopping) await new Promise<void>((resolve) => (wake = resolve));
@@ -93,7 +107,10 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
 export function formatScan(report: ScanReport, inboxDir: string): string {
   const out: string[] = [];
   for (const t of report.taken) {
-    const where = t.result === 'retry' ? `(left at ${relative(inboxDir, t.path)}; a later scan takes it again)` : `→ ${relative(inboxDir, t.path)}`;
+    const where =
+      t.result === 'retry'
+        ? `(left at ${relative(inboxDir, t.path)}; a later scan takes it again)`
+        : `→ ${relative(inboxDir, t.path)}`;
     out.push(`${t.result.padEnd(6)} ${t.name}: ${t.outcome}${t.batchId ? ` (batch ${t.batchId})` : ''} ${where}`);
   }
   for (const r of report.refused) out.push(`left   ${r.name}: ${r.reason}`);

@@ -40,7 +40,10 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
     throw err;
   }
   const metrics = createMetrics({ queues: [handles.queue], ledger: handles.ledger });
-  const metricsServer = ctx.config.metricsPort > 0 ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort) : undefined;
+  const metricsServer =
+    ctx.config.metricsPort > 0
+      ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort)
+      : undefined;
   // GET /healthz: 200 while both Redis connections answer and the queue worker runs (and is not stopping).
   let worker: RunningWorker | undefined;
   let stopping = false;
@@ -61,21 +64,24 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
     ctx.config.webhookUrls.length > 0 && secret
       ? startNotifyWorker(
           { connection: handles.workerRedis, prefix: handles.prefix },
-          { secret, timeoutMs: ctx.config.webhookTimeoutMs, redis: handles.redis, prefix: handles.prefix, log: ctx.log },
+          {
+            secret,
+            timeoutMs: ctx.config.webhookTimeoutMs,
+            redis: handles.redis,
+            prefix: handles.prefix,
+            log: ctx.log,
+          },
         )
       : undefined;
-  worker = startSubmitWorker(
-    workerSettingsFor(ctx, handles, target.baseUrl, { makeDurable, metrics }),
-    {
-      ledger: handles.ledger,
-      client,
-      log: ctx.log,
-      queue: handles.queue,
-      onBatchDone: async (batchId) => {
-        await reportAndNotify(batchId);
-      },
+  worker = startSubmitWorker(workerSettingsFor(ctx, handles, target.baseUrl, { makeDurable, metrics }), {
+    ledger: handles.ledger,
+    client,
+    log: ctx.log,
+    queue: handles.queue,
+    onBatchDone: async (batchId) => {
+      await reportAndNotify(batchId);
     },
-  );
+  });
   ctx.log.info({ concurrency: ctx.config.concurrency, service: target.baseUrl }, 'worker started');
   await stopAsked();
   stopping = true;

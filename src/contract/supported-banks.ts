@@ -56,11 +56,20 @@ export function loadBankList(file: string = DEFAULT_BANKS_FILE): BankList {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (cause) {
-    throw new CashoutError('banks_file_invalid', `cannot read the bank list ${file}: ${(cause as Error).message}`, { file }, cause);
+    throw new CashoutError(
+      'banks_file_invalid',
+      `cannot read the bank list ${file}: ${(cause as Error).message}`,
+      { file },
+      cause,
+    );
   }
   const parsed = BankFile.safeParse(raw);
   if (!parsed.success) {
-    throw new CashoutError('banks_file_invalid', `the bank list ${file} must be a JSON array of names or {"banks": [...]}`, { file });
+    throw new CashoutError(
+      'banks_file_invalid',
+      `the bank list ${file} must be a JSON array of names or {"banks": [...]}`,
+      { file },
+    );
   }
   const names = Array.isArray(parsed.data) ? parsed.data : parsed.data.banks;
   return makeBankList(names, file);

@@ -4,7 +4,7 @@
  * requests) and, once written, the counts and EGP totals per status. Amounts are EGP decimal strings.
  */
 import type { Ledger } from '../ledger/index.js';
-import type { BatchView } from './batch-view.js';
+import type { BatchView } from '../results/batch-view.js';
 import type { MessageKey, Translate } from './i18n/index.js';
 
 /** Most requests whose states are listed one by one. */

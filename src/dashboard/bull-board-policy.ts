@@ -18,13 +18,7 @@ import { INBOX_QUEUE } from '../../jobs/schedule.js';
 
 /** A state-changing Bull Board action on one queue that a queue policy may allow. */
 export type QueueAction =
-  | 'pause'
-  | 'resume'
-  | 'retry-job'
-  | 'retry-all'
-  | 'promote-job'
-  | 'promote-all'
-  | 'run-scheduler';
+  'pause' | 'resume' | 'retry-job' | 'retry-all' | 'promote-job' | 'promote-all' | 'run-scheduler';
 
 /** How a route is treated: a view, an action on every queue, an action on one queue, or refused with a reason. */
 type RouteRule =
@@ -76,8 +70,8 @@ const ROUTES: ReadonlyMap<string, RouteRule> = new Map<string, RouteRule>([
     refused('adding or duplicating a job is not allowed: submission requests come only from an import'),
   ],
   ['PATCH /api/queues/:queueName/:jobId/update-data', refused('editing job data is not allowed')],
-  ['PATCH /api/queues/:queueName/:jobId/delay', refused('changing a job\'s delay is not allowed')],
-  ['PATCH /api/queues/:queueName/:jobId/priority', refused('changing a job\'s priority is not allowed')],
+  ['PATCH /api/queues/:queueName/:jobId/delay', refused("changing a job's delay is not allowed")],
+  ['PATCH /api/queues/:queueName/:jobId/priority', refused("changing a job's priority is not allowed")],
   ['PUT /api/queues/:queueName/:jobId/clean', refused('removing a job is not allowed')],
   ['PUT /api/queues/:queueName/clean/:queueStatus', refused('removing jobs is not allowed')],
   ['PUT /api/queues/:queueName/empty', refused('emptying a queue is not allowed')],

@@ -24,14 +24,18 @@ function resolved(req: FastifyRequest, basePath: string): ResolvedRequest {
 }
 
 /** Mounts Bull Board under `basePath` (default "/queues") for `queues`. */
-export async function registerBullBoard(app: FastifyInstance, queues: readonly Queue[], basePath = '/queues'): Promise<void> {
+export async function registerBullBoard(
+  app: FastifyInstance,
+  queues: readonly Queue[],
+  basePath = '/queues',
+): Promise<void> {
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(basePath);
   const adapters = queues.map((q) => {
     // `allowCompletedRetries` is honoured by the adapter but missing from its option type.
-    const options = (q.name === SUBMIT_QUEUE
-      ? { allowCompletedRetries: false, description: 'one job per withdrawal request' }
-      : {}) as ConstructorParameters<typeof BullMQAdapter>[1];
+    const options = (
+      q.name === SUBMIT_QUEUE ? { allowCompletedRetries: false, description: 'one job per withdrawal request' } : {}
+    ) as ConstructorParameters<typeof BullMQAdapter>[1];
     const a = new BullMQAdapter(q, options);
     a.setFormatter('data', (data: unknown) => maskDeep(data));
     a.setFormatter('returnValue', (v: unknown) => maskDeep(v));

@@ -15,85 +15,33 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
 import { Eta } from 'eta';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
 import { PACKAGE_ROOT } from '../paths.js';
-import { isBatchId } from '../batch/batch-id.js';
+import { isBatchId } from '../batch-id.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { formatPiasters } from '../money.js';
-import type { Ledger } from '../ledger/index.js';
-import type { SubmitJobData } from '../queue/queues.js';
 import { writeReport } from '../results/write-report.js';
 import { writeReconciliation, requestsInState } from '../results/write-reconciliation.js';
 import { approveBatch, cancelBatch, resolveRequest, retryRequest } from '../ledger/actions.js';
-import { groupDigits } from '../results/print-summary.js';
+import { groupDigits } from '../money.js';
 import { registerBullBoard } from './bull-board.js';
-import { batchView, listBatchViews, DOWNLOADABLE, type Downloadable } from './batch-view.js';
+import { batchView, listBatchViews, DOWNLOADABLE, type Downloadable } from '../results/batch-view.js';
 import { csrfMatches, sessionStore, SESSION_TTL_SECONDS, type Session } from './sessions.js';
-import { verifyPassword, type UserTable } from './users.js';
-import { hostAllowed, MISDIRECTED_TEXT, parseHost, type HostEntry } from './host-guard.js';
+import { verifyPassword } from './users.js';
+import { hostAllowed, MISDIRECTED_TEXT, parseHost, type HostEntry } from '../host-guard.js';
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS, loginLimiter } from './login-limit.js';
-import type { MetricsRegistry } from '../metrics.js';
-import type { ImportDeps } from '../batch/import-batch.js';
-import { chooseLanguage, directionOf, isLanguage, LANG_COOKIE, translator, type MessageKey, type Translate } from './i18n/index.js';
+import { chooseLanguage, directionOf, isLanguage, LANG_COOKIE, translator, type Translate } from './i18n/index.js';
 import { timeFormatter } from './format-time.js';
 import { batchReview } from './batch-review.js';
 import { requestItems } from './request-items.js';
 import { batchLive } from './batch-live.js';
-import { uploadRoutes, type PageRenderer } from './upload-routes.js';
-import { API_ROUTE_PREFIX, httpApi, type ApiDeps } from '../api/routes.js';
+import { uploadRoutes } from './upload-routes.js';
+import { errorFlash, type DashboardDeps, type Flash, type PageRenderer } from './page-kit.js';
+
+export type { DashboardDeps } from './page-kit.js';
+import { API_ROUTE_PREFIX, httpApi } from '../api/routes.js';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'cashout_session';
-
-/** What the dashboard needs. `users: 'none'` turns the login off (allowed on loopback only). */
-export interface DashboardDeps {
-  readonly ledger: Ledger;
-  readonly queue: Queue<SubmitJobData>;
-  /** Other queues of the project to show in Bull Board. */
-  readonly otherQueues?: readonly Queue[];
-  readonly redis: Redis;
-  readonly prefix: string;
-  readonly log: Logger;
-  readonly users: UserTable | 'none';
-  /** Mark the session cookie Secure (behind TLS). */
-  readonly secureCookies: boolean;
-  /** Start the CSV files it writes with a UTF-8 byte-order mark (`Config.csvBom`). Default true. */
-  readonly csvBom?: boolean;
-  readonly metrics?: MetricsRegistry;
-  /**
-   * Host names answered besides the loopback names on the dashboard's port: "name" (any port) or
-   * "name:port" (CASHOUT_DASHBOARD_HOSTS, the address listened on).
-   */
-  readonly allowedHosts?: readonly string[];
-  /** The HTTP API under /api/v1 (src/api/routes.ts), with what its uploads need; none when absent. */
-  readonly api?: Pick<ApiDeps, 'import' | 'maxFileBytes'>;
-  /** Time zone of the times shown (CASHOUT_TIMEZONE); default Africa/Cairo. */
-  readonly timeZone?: string;
-  /**
-   * What an upload's Send imports with (`importDeps` of the commands: the ledger, queue, rules,
-   * limits and approval policy of `cashout import`); else `api.import`. Without either, the
-   * upload page says uploads are off.
-   */
-  readonly imports?: ImportDeps;
-}
-
-/**
- * A message shown once on the next page: a key of the wording tables with its parameters, or a
- * text as it came (the ledger's refusals are written in English).
- */
-export interface Flash {
-  readonly kind: 'ok' | 'error';
-  readonly key?: MessageKey;
-  readonly params?: Readonly<Record<string, string | number>>;
-  readonly text?: string;
-}
-
-/** The flash of a refused action: its wording key when the error names one, else its message. */
-export function errorFlash(err: { message: string; context: Record<string, unknown> }): Flash {
-  return typeof err.context.key === 'string' ? { kind: 'error', key: err.context.key as MessageKey, params: err.context as Record<string, string> } : { kind: 'error', text: err.message };
-}
 
 const TEMPLATES = join(PACKAGE_ROOT, 'src', 'dashboard', 'templates');
 /** Routes served without a session, by the route pattern matched (never the raw path). */
@@ -155,7 +103,10 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const body = eta.render(view, { ...data, ...common });
     const shown = flash && { kind: flash.kind, text: flash.key ? t(flash.key, flash.params) : (flash.text ?? '') };
     const layout = { ...common, title, body, user: session?.user, flash: shown, dir: directionOf(lang), url: req.url };
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(eta.render('layout', layout));
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(eta.render('layout', layout));
   };
 
   const sessionOf = (req: FastifyRequest) => (req as FastifyRequest & { session?: Session }).session;
@@ -205,11 +156,14 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   const requireCsrf = async (req: FastifyRequest, reply: FastifyReply) => {
     const s = sessionOf(req);
     const token = (req.body as Record<string, unknown> | undefined)?._csrf;
-    if (!s || (deps.users !== 'none' && !csrfMatches(s, token))) return reply.code(403).send({ error: 'missing or wrong form token; reload the page' });
+    if (!s || (deps.users !== 'none' && !csrfMatches(s, token)))
+      return reply.code(403).send({ error: 'missing or wrong form token; reload the page' });
     return undefined;
   };
 
-  app.get('/static/dashboard.css', async (_req, reply) => reply.type('text/css').send(createReadStream(join(TEMPLATES, 'dashboard.css'))));
+  app.get('/static/dashboard.css', async (_req, reply) =>
+    reply.type('text/css').send(createReadStream(join(TEMPLATES, 'dashboard.css'))),
+  );
   app.get('/static/dashboard.js', async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').send(createReadStream(join(TEMPLATES, 'dashboard.js'))),
   );
@@ -219,7 +173,13 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const { lang } = req.params as { lang: string };
     const next = String((req.query as Record<string, unknown>).next ?? '/batches');
     if (isLanguage(lang)) {
-      const cookie = { path: '/', sameSite: 'strict' as const, httpOnly: true, maxAge: 365 * 86_400, secure: deps.secureCookies };
+      const cookie = {
+        path: '/',
+        sameSite: 'strict' as const,
+        httpOnly: true,
+        maxAge: 365 * 86_400,
+        secure: deps.secureCookies,
+      };
       reply.setCookie(LANG_COOKIE, lang, cookie);
     }
     return reply.redirect(next.startsWith('/') && !next.startsWith('//') ? next : '/batches', 303);
@@ -228,7 +188,9 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   app.get('/login', async (req, reply) => {
     const next = String((req.query as Record<string, unknown>).next ?? '/batches');
     const t = translate(req);
-    return page(req, reply, 'login', t('login.title'), { next: next.startsWith('/') && !next.startsWith('//') ? next : '/batches' });
+    return page(req, reply, 'login', t('login.title'), {
+      next: next.startsWith('/') && !next.startsWith('//') ? next : '/batches',
+    });
   });
 
   app.post('/login', async (req, reply) => {
@@ -249,7 +211,10 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     if (!(await verifyPassword(deps.users, user, password))) {
       deps.log.warn({ user: user.slice(0, 64) }, 'dashboard login refused');
       reply.code(401);
-      return page(req, reply, 'login', translate(req)('login.title'), { next }, undefined, { kind: 'error', key: 'login.wrong' });
+      return page(req, reply, 'login', translate(req)('login.title'), { next }, undefined, {
+        kind: 'error',
+        key: 'login.wrong',
+      });
     }
     await logins.succeeded(ticket);
     const session = await sessions.create(user);
@@ -300,7 +265,16 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const batch = await loadBatch(id, reply);
     if (!batch) return reply;
     const s = sessionOf(req);
-    const requests = await requestsInState(deps.ledger, id, ['pending', 'sending', 'accepted', 'rejected', 'unknown', 'not_sent', 'reconciled_created', 'reconciled_not_created']);
+    const requests = await requestsInState(deps.ledger, id, [
+      'pending',
+      'sending',
+      'accepted',
+      'rejected',
+      'unknown',
+      'not_sent',
+      'reconciled_created',
+      'reconciled_not_created',
+    ]);
     // The payments of each unknown request, for the person who looks them up (numbers masked).
     const itemsOf: Record<number, ReturnType<typeof requestItems>> = {};
     for (const r of requests) {
@@ -332,7 +306,11 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const csv = { bom: deps.csvBom };
     if (name === 'reconciliation.csv') await writeReconciliation(deps.ledger, id, batch.reportDir, csv);
     const file = join(batch.reportDir, name as Downloadable);
-    const type = name.endsWith('.csv') ? 'text/csv; charset=utf-8' : name.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/json';
+    const type = name.endsWith('.csv')
+      ? 'text/csv; charset=utf-8'
+      : name.endsWith('.html')
+        ? 'text/html; charset=utf-8'
+        : 'application/json';
     const stream = createReadStream(file);
     try {
       await new Promise<void>((resolve, reject) => {
@@ -390,13 +368,16 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const s = sessionOf(req)!;
     const seq = Number(seqText);
     if (!(await loadBatch(id, reply))) return reply;
-    if (!Number.isInteger(seq) || seq < 1 || (verb !== 'resolve' && verb !== 'retry')) return reply.code(404).send({ error: 'no such action' });
+    if (!Number.isInteger(seq) || seq < 1 || (verb !== 'resolve' && verb !== 'retry'))
+      return reply.code(404).send({ error: 'no such action' });
     try {
       if (verb === 'resolve') {
         const body = req.body as Record<string, unknown>;
-        const finding = body.finding === 'created' ? 'created' : body.finding === 'not_created' ? 'not_created' : undefined;
+        const finding =
+          body.finding === 'created' ? 'created' : body.finding === 'not_created' ? 'not_created' : undefined;
         const note = String(body.note ?? '').trim();
-        if (!finding || note === '') throw new CashoutError('usage', 'choose a finding and write a note', { key: 'request.needFinding' });
+        if (!finding || note === '')
+          throw new CashoutError('usage', 'choose a finding and write a note', { key: 'request.needFinding' });
         await resolveRequest(deps.ledger, id, seq, finding, { user: s.user }, note);
         await writeReport(deps.ledger, id, { bom: deps.csvBom });
         deps.log.info({ user: s.user, action: 'resolve', batchId: id, seq, finding }, 'reconciliation recorded');

@@ -22,7 +22,12 @@ export function sessionStore(redis: Redis, prefix: string) {
   return {
     async create(user: string): Promise<Session> {
       const session = { id: randomBytes(32).toString('base64url'), user, csrf: randomBytes(32).toString('base64url') };
-      await redis.set(key(session.id), JSON.stringify({ user: session.user, csrf: session.csrf }), 'EX', SESSION_TTL_SECONDS);
+      await redis.set(
+        key(session.id),
+        JSON.stringify({ user: session.user, csrf: session.csrf }),
+        'EX',
+        SESSION_TTL_SECONDS,
+      );
       return session;
     },
     async get(id: string | undefined): Promise<Session | undefined> {

@@ -23,30 +23,8 @@ import { checkUpload, UPLOAD_REJECTED } from '../uploads/check-upload.js';
 import { safeFileName, uploadStore, type UploadRecord } from '../uploads/upload-store.js';
 import { xlsxToCsv } from '../uploads/xlsx-to-csv.js';
 import { templateCsv, templateXlsx } from '../uploads/payout-template.js';
-import type { Translate } from './i18n/index.js';
 import { csrfMatches, type Session } from './sessions.js';
-import type { DashboardDeps, Flash } from './server.js';
-
-/** Renders a page of the dashboard's layout (server.ts). */
-export type PageRenderer = (
-  req: FastifyRequest,
-  reply: FastifyReply,
-  view: string,
-  title: string,
-  data: Record<string, unknown>,
-  session?: Session,
-  flash?: Flash,
-) => FastifyReply;
-
-/** What the upload routes take from the dashboard. */
-export interface UploadRouteKit {
-  readonly deps: DashboardDeps;
-  readonly page: PageRenderer;
-  readonly translate: (req: FastifyRequest) => Translate;
-  readonly sessionOf: (req: FastifyRequest) => Session | undefined;
-  readonly setFlash: (s: Session | undefined, flash: Flash) => Promise<void>;
-  readonly takeFlash: (s: Session | undefined) => Promise<Flash | undefined>;
-}
+import type { Flash, UploadRouteKit } from './page-kit.js';
 
 /** Whether a batch of this total waits for approval (BatchPolicy: CASHOUT_REQUIRE_APPROVAL, _THRESHOLD). */
 export function needsApproval(imports: ImportDeps, total: string): boolean {
@@ -100,7 +78,10 @@ export function uploadRoutes(kit: UploadRouteKit) {
       if (name === 'payouts-template.xlsx') {
         const type = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
         const disposition = `attachment; filename="${name}"`;
-        return reply.type(type).header('content-disposition', disposition).send(await templateXlsx());
+        return reply
+          .type(type)
+          .header('content-disposition', disposition)
+          .send(await templateXlsx());
       }
       return reply.code(404).send({ error: 'no such template' });
     });
@@ -155,14 +136,20 @@ export function uploadRoutes(kit: UploadRouteKit) {
       let last = Date.now();
       try {
         if (record.kind === 'xlsx') await xlsxToCsv(saved, csv, maxRows);
-        const check = await checkUpload(dir, csv, imports!.rules, { ...imports!.limits }, {
-          bom: deps.csvBom,
-          onRows: (rows) => {
-            if (Date.now() - last < 500) return;
-            last = Date.now();
-            void store!.save({ ...record, rowsRead: rows }).catch(() => undefined);
+        const check = await checkUpload(
+          dir,
+          csv,
+          imports!.rules,
+          { ...imports!.limits },
+          {
+            bom: deps.csvBom,
+            onRows: (rows) => {
+              if (Date.now() - last < 500) return;
+              last = Date.now();
+              void store!.save({ ...record, rowsRead: rows }).catch(() => undefined);
+            },
           },
-        });
+        );
         await store!.save({ ...record, state: 'checked', rowsRead: check.rows, check });
       } catch (err) {
         const message = isCashoutError(err) ? err.message : 'the file could not be read';

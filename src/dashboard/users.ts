@@ -44,7 +44,11 @@ export function parseUsers(text: string, source: string): UserTable {
     const name = colon > 0 ? entry.slice(0, colon).trim() : '';
     const hash = colon > 0 ? entry.slice(colon + 1).trim() : '';
     if (!/^[\w.@-]{1,64}$/.test(name) || !/^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(hash)) {
-      throw new CashoutError('config_invalid', `${source}: each entry must be name:scrypt$… (made by "cashout hash-password")${name ? `; check the entry of ${name}` : ''}`, { key: source });
+      throw new CashoutError(
+        'config_invalid',
+        `${source}: each entry must be name:scrypt$… (made by "cashout hash-password")${name ? `; check the entry of ${name}` : ''}`,
+        { key: source },
+      );
     }
     users.set(name, hash);
   }
@@ -60,7 +64,11 @@ export function loadUsers(inline: string | undefined, file: string | undefined):
     try {
       text = readFileSync(file, 'utf8');
     } catch {
-      throw new CashoutError('config_invalid', 'setting CASHOUT_DASHBOARD_USERS_FILE names a file that cannot be read', { key: 'CASHOUT_DASHBOARD_USERS_FILE' });
+      throw new CashoutError(
+        'config_invalid',
+        'setting CASHOUT_DASHBOARD_USERS_FILE names a file that cannot be read',
+        { key: 'CASHOUT_DASHBOARD_USERS_FILE' },
+      );
     }
     for (const [k, v] of parseUsers(text, 'CASHOUT_DASHBOARD_USERS_FILE')) users.set(k, v);
   }

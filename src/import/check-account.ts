@@ -41,12 +41,20 @@ export function checkAccount(value: string): RowIssue | undefined {
   const direct = checkCompact(value);
   if (direct === undefined) return undefined;
   if (SCIENTIFIC.test(value)) return { column, code: 'number_scientific', found: value };
-  const compact = toLatinDigits(value).replace(/[\s\-.\u00a0]/g, '').toUpperCase();
+  const compact = toLatinDigits(value)
+    .replace(/[\s\-.\u00a0]/g, '')
+    .toUpperCase();
   if (compact !== value && checkCompact(compact) === undefined) {
     return NON_LATIN_DIGIT.test(value)
-      ? { column, code: 'account_non_latin_digits', found: value, suggestion: compact, params: { kind: digitKind(value) } }
+      ? {
+          column,
+          code: 'account_non_latin_digits',
+          found: value,
+          suggestion: compact,
+          params: { kind: digitKind(value) },
+        }
       : { column, code: 'account_format', found: value, suggestion: compact };
   }
-  const code = /^[A-Za-z]{2}/.test(value) ? checkCompact(compact) ?? direct : direct;
+  const code = /^[A-Za-z]{2}/.test(value) ? (checkCompact(compact) ?? direct) : direct;
   return { column, code, found: value, params };
 }

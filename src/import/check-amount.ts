@@ -14,7 +14,9 @@ export const MAX_AMOUNT_INTEGER_DIGITS = 12;
 function suggestFrom(candidate: string): string | undefined {
   if (/^\d+$/.test(candidate)) candidate = `${candidate}.00`;
   else if (/^\d+\.\d$/.test(candidate)) candidate = `${candidate}0`;
-  return AMOUNT_PATTERN.test(candidate) && !/^0\d/.test(candidate) && !/^0+\.00$/.test(candidate) ? candidate : undefined;
+  return AMOUNT_PATTERN.test(candidate) && !/^0\d/.test(candidate) && !/^0+\.00$/.test(candidate)
+    ? candidate
+    : undefined;
 }
 
 /** Checks one `amount` cell; returns `undefined` when it is a valid positive EGP amount. */
@@ -54,10 +56,13 @@ export function checkAmount(value: string): RowIssue | undefined {
     const number = numbers.length === 1 ? numbers[0]! : '';
     return issue('amount_currency_text', /^\d+(\.\d+)?$/.test(number) ? suggestFrom(number) : undefined);
   }
-  if (/^\d{1,3}(,\d{3})+(\.\d{1,2})?$/.test(value)) return issue('amount_thousands_separator', suggestFrom(value.replace(/,/g, '')));
-  if (/^\d{1,3}(\.\d{3})+,\d{2}$/.test(value)) return issue('amount_decimal_comma', suggestFrom(value.replace(/\./g, '').replace(',', '.')));
+  if (/^\d{1,3}(,\d{3})+(\.\d{1,2})?$/.test(value))
+    return issue('amount_thousands_separator', suggestFrom(value.replace(/,/g, '')));
+  if (/^\d{1,3}(\.\d{3})+,\d{2}$/.test(value))
+    return issue('amount_decimal_comma', suggestFrom(value.replace(/\./g, '').replace(',', '.')));
   if (/^\d+,\d{1,2}$/.test(value)) return issue('amount_decimal_comma', suggestFrom(value.replace(',', '.')));
   if (/^\d+$/.test(value) || /^\d+\.\d$/.test(value)) return issue('amount_decimal_places', suggestFrom(value));
-  if (/^\d+\.\d{3,}$/.test(value) || /^\d+\.$/.test(value) || /^\.\d+$/.test(value)) return issue('amount_decimal_places');
+  if (/^\d+\.\d{3,}$/.test(value) || /^\d+\.$/.test(value) || /^\.\d+$/.test(value))
+    return issue('amount_decimal_places');
   return issue('amount_format');
 }

@@ -56,7 +56,13 @@ function hasLineOver(bytes: Uint8Array, max: number): boolean {
 /** A piece of work: bytes cut on record boundaries, or the file from an offset to its end. */
 export type ChunkTask =
   | { readonly kind: 'bytes'; readonly index: number; readonly bytes: Uint8Array; readonly first: boolean }
-  | { readonly kind: 'stream'; readonly index: number; readonly start: number; readonly line: number; readonly first: boolean };
+  | {
+      readonly kind: 'stream';
+      readonly index: number;
+      readonly start: number;
+      readonly line: number;
+      readonly first: boolean;
+    };
 
 /** Row kinds in `ChunkPart.kinds`. */
 export const ROW_WALLET = 0;
@@ -151,7 +157,7 @@ export function eachRowOfPiece(
   const options = { ...base, ...(noCr ? { record_delimiter: '\n' } : {}), bom: false };
   let skipHeader = first;
   let line = 0;
-  for (let from = 0; from < buf.length; ) {
+  for (let from = 0; from < buf.length;) {
     const end = subPieceEnd(buf, from, SUB_PIECE_BYTES);
     const sub = buf.subarray(from, end);
     let records: string[][];
@@ -218,7 +224,14 @@ function createPartBuilder(capacity: number, withCells: boolean) {
       rowLines[rows++] = line;
       invalid.push({ cells, issues });
     },
-    addValid(kind: number, line: number, amount: bigint, item: string, reference: string, cells: readonly string[]): Uint32Array {
+    addValid(
+      kind: number,
+      line: number,
+      amount: bigint,
+      item: string,
+      reference: string,
+      cells: readonly string[],
+    ): Uint32Array {
       ensure();
       kinds[rows] = kind;
       rowLines[rows++] = line;
@@ -281,7 +294,10 @@ function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>)
  * file's problems: they come back in the part (`fallback` or `error`).
  */
 export function createChunkChecker(settings: ChunkSettings) {
-  const validate = createRowValidator(settings.header, settings.rules, { checkReferences: false, delimiter: settings.read.delimiter ?? ',' });
+  const validate = createRowValidator(settings.header, settings.rules, {
+    checkReferences: false,
+    delimiter: settings.read.delimiter ?? ',',
+  });
 
   const addRecord = (part: ReturnType<typeof createPartBuilder>, cells: readonly string[], relLine: number) => {
     const outcome = validate(cells, relLine);
@@ -310,14 +326,18 @@ export function createChunkChecker(settings: ChunkSettings) {
 
   const runBytes = async (task: Extract<ChunkTask, { kind: 'bytes' }>): Promise<ChunkPart> => {
     const bytes = task.bytes;
-    if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes)) return failedPart(task.index, { fallback: true });
+    if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes))
+      return failedPart(task.index, { fallback: true });
     const part = createPartBuilder(Math.max(16, bytes.length >> 7), false);
     const lines = eachRowOfPiece(bytes, task.first, settings, (line, cells) => addRecord(part, cells, line));
     if (lines === undefined) return failedPart(task.index, { fallback: true });
     return part.finish(task.index, true, lines);
   };
 
-  const runStream = async (task: Extract<ChunkTask, { kind: 'stream' }>, send: (part: ChunkPart) => void | Promise<void>): Promise<void> => {
+  const runStream = async (
+    task: Extract<ChunkTask, { kind: 'stream' }>,
+    send: (part: ChunkPart) => void | Promise<void>,
+  ): Promise<void> => {
     let part = createPartBuilder(STREAM_PART_ROWS, true);
     // Characters of the cells the part keeps: a part also ends at 2 million, so rows of long
     // values (a garbage file) never make a thread hold more than a few megabytes.
@@ -326,7 +346,11 @@ export function createChunkChecker(settings: ChunkSettings) {
     try {
       const from = task.start === 0 && task.first ? undefined : { start: task.start, line: task.line };
       // Row counts are kept by the reader, in file order; the limit here only stops runaway files.
-      for await (const record of readRecords(settings.path, { ...settings.read, maxRows: Number.MAX_SAFE_INTEGER }, from)) {
+      for await (const record of readRecords(
+        settings.path,
+        { ...settings.read, maxRows: Number.MAX_SAFE_INTEGER },
+        from,
+      )) {
         if (skipHeader) {
           skipHeader = false;
           continue;
@@ -341,7 +365,12 @@ export function createChunkChecker(settings: ChunkSettings) {
       }
     } catch (err) {
       await send(part.finish(task.index, false, 0));
-      const e = err instanceof CashoutError ? err : new CashoutError('file_unreadable', `cannot read ${settings.path}: ${(err as Error).message}`, { path: settings.path });
+      const e =
+        err instanceof CashoutError
+          ? err
+          : new CashoutError('file_unreadable', `cannot read ${settings.path}: ${(err as Error).message}`, {
+              path: settings.path,
+            });
       await send(failedPart(task.index, { error: { code: e.code, message: e.message, context: e.context } }));
       return;
     }

@@ -16,7 +16,17 @@ import type { RowIssue } from './row-issues.js';
 import { NON_LATIN_DIGIT, SCIENTIFIC, digitKind, toLatinDigits } from './digits.js';
 
 /** Number types a national number is tested against besides MOBILE (libphonenumber's order). */
-const OTHER_TYPES = ['PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL', 'FIXED_LINE'] as const;
+const OTHER_TYPES = [
+  'PREMIUM_RATE',
+  'TOLL_FREE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+  'FIXED_LINE',
+] as const;
 
 /** One country's mobile rule, taken from libphonenumber-js's own metadata. */
 interface MobilePlan {
@@ -60,7 +70,12 @@ function mobilePlan(country: string): MobilePlan | null {
         return p ? [new RegExp(`^(?:${p})$`)] : [];
       });
       if (!others.some((r) => r.source === `^(?:${pattern})$`)) {
-        plan = { callingCode: np.callingCode(), mobile: new RegExp(`^(?:${pattern})$`), others, lengths: new Set(mobile.possibleLengths() ?? []) };
+        plan = {
+          callingCode: np.callingCode(),
+          mobile: new RegExp(`^(?:${pattern})$`),
+          others,
+          lengths: new Set(mobile.possibleLengths() ?? []),
+        };
       }
     }
   }
@@ -74,7 +89,12 @@ function isKnownMobile(value: string, countries: readonly string[]): boolean {
     const plan = mobilePlan(country);
     if (!plan || !value.startsWith(`+${plan.callingCode}`)) continue;
     const national = value.slice(plan.callingCode.length + 1);
-    if ((plan.lengths.size === 0 || plan.lengths.has(national.length)) && plan.mobile.test(national) && !plan.others.some((r) => r.test(national))) return true;
+    if (
+      (plan.lengths.size === 0 || plan.lengths.has(national.length)) &&
+      plan.mobile.test(national) &&
+      !plan.others.some((r) => r.test(national))
+    )
+      return true;
   }
   return false;
 }
@@ -120,11 +140,21 @@ export function checkMobileFully(value: string, countries: readonly string[]): R
     const phone = parsePhoneNumberFromString(value);
     if (!phone || !phone.isValid()) return invalidWritten(value, countries);
     if (!phone.country || !countries.includes(phone.country)) {
-      return { column, code: 'mobile_country', found, params: { country: phone.country ?? 'an unknown country', allowed: countries.join(', ') } };
+      return {
+        column,
+        code: 'mobile_country',
+        found,
+        params: { country: phone.country ?? 'an unknown country', allowed: countries.join(', ') },
+      };
     }
     const kind = phone.getType();
     if (kind !== 'MOBILE' && kind !== 'FIXED_LINE_OR_MOBILE') {
-      return { column, code: 'mobile_not_mobile', found, params: { kind: (kind ?? 'unknown').toLowerCase().replace(/_/g, ' ') } };
+      return {
+        column,
+        code: 'mobile_not_mobile',
+        found,
+        params: { kind: (kind ?? 'unknown').toLowerCase().replace(/_/g, ' ') },
+      };
     }
     // Valid only as the library reads it (a national 0 kept after the country code): the service
     // would be sent other digits than the number, so the written form must be the E.164 form.
@@ -134,7 +164,9 @@ export function checkMobileFully(value: string, countries: readonly string[]): R
   // A spreadsheet's scientific notation (2.01001E+11) has lost digits: nothing can be suggested.
   if (SCIENTIFIC.test(value)) return { column, code: 'number_scientific', found };
   // Not in E.164 form: find out whether it is a recognisable mobile number written another way.
-  const compact = toLatinDigits(value.replace(/\uff0b/g, '+')).replace(/[\s\-().\u00a0]/g, '').replace(/^00/, '+');
+  const compact = toLatinDigits(value.replace(/\uff0b/g, '+'))
+    .replace(/[\s\-().\u00a0]/g, '')
+    .replace(/^00/, '+');
   const digits = NON_LATIN_DIGIT.test(value) ? { params: { digits: digitKind(value) } } : {};
   const defaultCountry = (countries[0] ?? 'EG') as CountryCode;
   const candidates = compact.startsWith('+') ? [compact] : [compact, `+${compact}`];

@@ -53,7 +53,10 @@ export function closestColumn(name: string): ColumnName | undefined {
 
 /** Normalises a header cell: BOM removed, trimmed, lower case. */
 export function normaliseHeaderName(raw: string): string {
-  return raw.replace(/^\uFEFF/, '').trim().toLowerCase();
+  return raw
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .toLowerCase();
 }
 
 /** Names of the delimiters `--delimiter` takes by name. */
@@ -73,7 +76,9 @@ export function delimiterHint(record: readonly string[]): readonly [string, stri
   for (const entry of DELIMITER_NAMES) {
     const [d] = entry;
     const joined = record.filter((cell) => cell.includes(d));
-    const known = joined.flatMap((cell) => cell.split(d)).filter((n) => (COLUMNS as readonly string[]).includes(normaliseHeaderName(n)));
+    const known = joined
+      .flatMap((cell) => cell.split(d))
+      .filter((n) => (COLUMNS as readonly string[]).includes(normaliseHeaderName(n)));
     if (known.length >= 2) return entry;
   }
   return undefined;
@@ -109,7 +114,8 @@ export function indexHeader(record: readonly string[]): HeaderIndex {
   const index: Record<string, number> = Object.fromEntries(COLUMNS.map((c) => [c, -1]));
   const names = record.map(normaliseHeaderName);
   refuseSeparatorLine(record);
-  const unknown = (n: string) => n !== '' && !(COLUMNS as readonly string[]).includes(n) && !IGNORED_COLUMNS.includes(n);
+  const unknown = (n: string) =>
+    n !== '' && !(COLUMNS as readonly string[]).includes(n) && !IGNORED_COLUMNS.includes(n);
   const hint = names.some(unknown) ? delimiterHint(record) : undefined;
   if (hint) {
     const [d, name, plural] = hint;
@@ -123,13 +129,20 @@ export function indexHeader(record: readonly string[]): HeaderIndex {
     );
   }
   if (names.every((n) => n === '')) {
-    throw new CashoutError('header_missing', 'line 1 must be a header row naming the columns (see the CSV template in the README)');
+    throw new CashoutError(
+      'header_missing',
+      'line 1 must be a header row naming the columns (see the CSV template in the README)',
+    );
   }
   let last = names.length;
   while (last > 0 && names[last - 1] === '') last--;
   names.slice(0, last).forEach((name, i) => {
     if (name === '') {
-      throw new CashoutError('column_unknown', `column ${i + 1} of the header has no name; name it or remove the column`, { position: i + 1 });
+      throw new CashoutError(
+        'column_unknown',
+        `column ${i + 1} of the header has no name; name it or remove the column`,
+        { position: i + 1 },
+      );
     }
     if (IGNORED_COLUMNS.includes(name)) {
       if (names.indexOf(name) !== i) {
@@ -145,14 +158,18 @@ export function indexHeader(record: readonly string[]): HeaderIndex {
         looksLikeData
           ? `line 1 looks like data ("${record[i]}"), not a header row; add a header row naming the columns`
           : `unknown column "${record[i]}" in the header (column ${i + 1})` +
-            (near ? `; did you mean "${near}"?` : `; known columns are ${COLUMNS.join(', ')}`),
+              (near ? `; did you mean "${near}"?` : `; known columns are ${COLUMNS.join(', ')}`),
         { column: record[i], position: i + 1, suggestion: near },
       );
     }
     if (index[name] !== -1) {
-      throw new CashoutError('column_duplicated', `column "${name}" appears twice in the header (columns ${index[name]! + 1} and ${i + 1})`, {
-        column: name,
-      });
+      throw new CashoutError(
+        'column_duplicated',
+        `column "${name}" appears twice in the header (columns ${index[name]! + 1} and ${i + 1})`,
+        {
+          column: name,
+        },
+      );
     }
     index[name] = i;
   });

@@ -72,7 +72,11 @@ export function checkEncodingName(name: string): string {
   const shown = displayName(name.trim());
   if (shown === 'utf-8') return shown;
   if (!iconv.encodingExists(shown)) {
-    throw new CashoutError('usage', `unknown encoding "${name}"; use utf-8 (the default), utf-16le, utf-16be or windows-1256`, { encoding: name });
+    throw new CashoutError(
+      'usage',
+      `unknown encoding "${name}"; use utf-8 (the default), utf-16le, utf-16be or windows-1256`,
+      { encoding: name },
+    );
   }
   return shown;
 }
@@ -143,7 +147,8 @@ export function guessLegacyEncoding(sample: Uint8Array): string | undefined {
 
 /** "it looks like Windows-1256 (Arabic): run again with --encoding windows-1256, or save it as "CSV UTF-8"" */
 function encodingAdvice(guess: string | undefined): string {
-  if (guess === undefined) return 'save it as "CSV UTF-8" (or run again with --encoding <name> if you know its encoding)';
+  if (guess === undefined)
+    return 'save it as "CSV UTF-8" (or run again with --encoding <name> if you know its encoding)';
   return `it looks like ${LABELS[guess] ?? guess}: run again with --encoding ${guess}, or save it as "CSV UTF-8"`;
 }
 
@@ -152,13 +157,22 @@ function encodingAdvice(guess: string | undefined): string {
  * the entire file) and the requested encoding. Throws `file_encoding` when the request contradicts
  * the file or the file is UTF-16 without a byte-order mark, and `usage` for an unknown name.
  */
-export function chooseEncoding(path: string, head: Uint8Array, requested: string | undefined, whole: boolean): TextEncoding {
+export function chooseEncoding(
+  path: string,
+  head: Uint8Array,
+  requested: string | undefined,
+  whole: boolean,
+): TextEncoding {
   const bom = byteOrderMark(head);
   const asked = requested === undefined || requested.trim() === '' ? undefined : checkEncodingName(requested);
   if (asked === undefined || asked === 'utf-8') {
     if (bom === 'utf-16le' || bom === 'utf-16be') {
       if (asked === 'utf-8') {
-        throw new CashoutError('file_encoding', `${path} starts with a UTF-16 byte-order mark, but --encoding utf-8 was given; run again without --encoding`, { path });
+        throw new CashoutError(
+          'file_encoding',
+          `${path} starts with a UTF-16 byte-order mark, but --encoding utf-8 was given; run again without --encoding`,
+          { path },
+        );
       }
       return { kind: 'decode', name: bom, label: LABELS[bom]!, bom: true };
     }
@@ -266,7 +280,11 @@ export interface InputCheckerOptions {
 }
 
 function mb(bytes: number): string {
-  return bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : bytes >= 1_000 ? `${(bytes / 1_000).toFixed(1)} kB` : `${bytes} bytes`;
+  return bytes >= 1_000_000
+    ? `${(bytes / 1_000_000).toFixed(1)} MB`
+    : bytes >= 1_000
+      ? `${(bytes / 1_000).toFixed(1)} kB`
+      : `${bytes} bytes`;
 }
 
 /** "200.0 MB" for messages. */
@@ -344,7 +362,11 @@ export class InputChecker {
     this.head = [];
     const kind = binaryKind(head);
     if (kind) {
-      throw new CashoutError('file_binary', `${this.opts.path} is ${kind}, not a CSV text file; open it and save it as "CSV UTF-8"`, { path: this.opts.path });
+      throw new CashoutError(
+        'file_binary',
+        `${this.opts.path} is ${kind}, not a CSV text file; open it and save it as "CSV UTF-8"`,
+        { path: this.opts.path },
+      );
     }
     this.encoding = chooseEncoding(this.opts.path, head, this.opts.encoding, whole);
     if (this.encoding.kind === 'decode') {
@@ -364,7 +386,10 @@ export class InputChecker {
       this.carry = Buffer.from(data.subarray(upTo));
       if (!isUtf8(out)) this.refuseUtf8(out);
     } else {
-      let text = this.pendingText + (chunk.length > 0 ? this.decoder!.write(chunk) : '') + (last ? (this.decoder!.end() ?? '') : '');
+      let text =
+        this.pendingText +
+        (chunk.length > 0 ? this.decoder!.write(chunk) : '') +
+        (last ? (this.decoder!.end() ?? '') : '');
       this.pendingText = '';
       // Keep a high surrogate whose pair is still to come, so the pair is encoded together.
       const tail = text.charCodeAt(text.length - 1);

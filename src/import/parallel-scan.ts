@@ -20,11 +20,27 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CashoutError, type ErrorCode } from '../errors.js';
 import { PACKAGE_ROOT } from '../paths.js';
-import { createFingerprintTable, type FingerprintTable } from '../batch/fingerprint-table.js';
-import { createChunkChecker, eachRowOfPiece, FP_WORDS, ROW_INVALID, type ChunkPart, type ChunkSettings, type ChunkTask } from './check-chunk.js';
+import { createFingerprintTable, type FingerprintTable } from './fingerprint-table.js';
+import {
+  createChunkChecker,
+  eachRowOfPiece,
+  FP_WORDS,
+  ROW_INVALID,
+  type ChunkPart,
+  type ChunkSettings,
+  type ChunkTask,
+} from './check-chunk.js';
 import { indexHeader, type HeaderIndex } from './columns.js';
 import { fingerprintInto } from './fingerprint.js';
-import { READ_DEFAULTS, maxLineBytesFor, readRecords, recordLimitOf, sniffFile, type CsvRecord, type ReadOptions } from './read-rows.js';
+import {
+  READ_DEFAULTS,
+  maxLineBytesFor,
+  readRecords,
+  recordLimitOf,
+  sniffFile,
+  type CsvRecord,
+  type ReadOptions,
+} from './read-rows.js';
 import type { RowIssue } from './row-issues.js';
 import type { RowRules } from './validate-row.js';
 import { splitChunks } from './split-chunks.js';
@@ -103,7 +119,8 @@ function inlineRunner(settings: ChunkSettings, onError: (err: unknown) => void):
       void checker
         .run(task, async (part) => {
           if (task.kind === 'stream') {
-            while ((unacked.get(task.index) ?? 0) >= 4) await new Promise<void>((resolve) => waiting.set(task.index, resolve));
+            while ((unacked.get(task.index) ?? 0) >= 4)
+              await new Promise<void>((resolve) => waiting.set(task.index, resolve));
             unacked.set(task.index, (unacked.get(task.index) ?? 0) + 1);
           }
           onPart(part);
@@ -171,7 +188,14 @@ export async function openScan(path: string, rules: RowRules, options: ScanOptio
   const headerRecord = await readHeader(path, read);
   const index = indexHeader(headerRecord.cells);
   const maxRecordBytes = recordLimitOf(read);
-  const settings: ChunkSettings = { path, header: index, rules, read, maxRecordBytes, maxLineBytes: maxLineBytesFor(maxRecordBytes) };
+  const settings: ChunkSettings = {
+    path,
+    header: index,
+    rules,
+    read,
+    maxRecordBytes,
+    maxLineBytes: maxLineBytesFor(maxRecordBytes),
+  };
   const { size } = await stat(path);
   let estimate = Math.ceil(size / 100);
   const onFirstPiece = (rows: number, bytes: number) => {
@@ -254,7 +278,11 @@ async function* scanParts(
           cutting = false;
           break;
         }
-        dispatch({ kind: 'bytes', index: nextIndex, bytes: next.value.bytes, first: nextIndex === 0 }, next.value.start, next.value.bytes.length);
+        dispatch(
+          { kind: 'bytes', index: nextIndex, bytes: next.value.bytes, first: nextIndex === 0 },
+          next.value.start,
+          next.value.bytes.length,
+        );
         nextIndex++;
       }
       if (failure) throw failure;
@@ -276,7 +304,10 @@ async function* scanParts(
         cutting = false;
         for (const i of [...tasks.keys()]) if (i > nextOut) tasks.delete(i);
         nextIndex = nextOut + 1;
-        dispatch({ kind: 'stream', index: nextOut, start: state.start, line: baseLine, first: nextOut === 0 }, state.start);
+        dispatch(
+          { kind: 'stream', index: nextOut, start: state.start, line: baseLine, first: nextOut === 0 },
+          state.start,
+        );
         continue;
       }
       if (part.error) throw new CashoutError(part.error.code as ErrorCode, part.error.message, part.error.context);
@@ -308,7 +339,11 @@ async function* scanParts(
           if (reference !== '') {
             fingerprintInto(reference, scratch, 0);
             const first = firstLineOfReference.getOrAdd(scratch[0]!, scratch[1]!, line);
-            if (first !== 0) issues = [...issues, { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } }];
+            if (first !== 0)
+              issues = [
+                ...issues,
+                { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } },
+              ];
           }
           invalidIssues.push(issues);
           continue;
@@ -337,7 +372,8 @@ async function* scanParts(
         });
         return out;
       };
-      const cellsOfValid = async (n: number): Promise<readonly string[]> => ((await (cellsCache ??= validCellsOf()))[n] ?? []);
+      const cellsOfValid = async (n: number): Promise<readonly string[]> =>
+        (await (cellsCache ??= validCellsOf()))[n] ?? [];
       yield { part, baseLine, references, earlierReference, invalidIssues, cellsOfValid };
       if (part.last) {
         baseLine += part.lines;

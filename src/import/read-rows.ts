@@ -158,7 +158,10 @@ export async function sniffFile(path: string, options: ReadOptions = {}): Promis
     const info = await handle.stat();
     const size = info.size;
     if (!info.isFile()) throw new CashoutError('file_unreadable', `${path} is not a regular file`, { path });
-    if (size === 0) throw new CashoutError('file_empty', `${path} is empty; expected a header row and at least one payout row`, { path });
+    if (size === 0)
+      throw new CashoutError('file_empty', `${path} is empty; expected a header row and at least one payout row`, {
+        path,
+      });
     if (size > limits.maxBytes) {
       throw new CashoutError(
         'file_too_large',
@@ -260,7 +263,11 @@ export interface ReadFrom {
  * and binary refusals of `InputChecker`, and `file_empty` when there is no record at all. Call
  * `sniffFile` first for a clear answer before the first record.
  */
-export async function* readRecords(path: string, options: ReadOptions = {}, from?: ReadFrom): AsyncGenerator<CsvRecord> {
+export async function* readRecords(
+  path: string,
+  options: ReadOptions = {},
+  from?: ReadFrom,
+): AsyncGenerator<CsvRecord> {
   const limits = limitsOf(options);
   const checker = checkerFor(path, options, limits, from);
   const parser = parse(csvOptions(options, limits.maxRecordBytes));
@@ -308,7 +315,8 @@ export async function* readRecords(path: string, options: ReadOptions = {}, from
   } finally {
     parser.destroy();
   }
-  if (!any && from === undefined) throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
+  if (!any && from === undefined)
+    throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
 }
 
 function toCashoutError(cause: unknown, path: string, recordLine: number, limits: Limits): CashoutError {
@@ -332,9 +340,19 @@ function toCashoutError(cause: unknown, path: string, recordLine: number, limits
           : csv.code === 'INVALID_OPENING_QUOTE'
             ? 'a quote (") appears inside a value that does not start with one; put the whole value in quotes and write the inner quote twice ("")'
             : csv.message;
-    return new CashoutError('csv_malformed', `${path} is not a well-formed CSV${where}: ${what}`, { path, csvCode: csv.code, line: csv.lines }, cause);
+    return new CashoutError(
+      'csv_malformed',
+      `${path} is not a well-formed CSV${where}: ${what}`,
+      { path, csvCode: csv.code, line: csv.lines },
+      cause,
+    );
   }
   const code = (cause as NodeJS.ErrnoException)?.code;
   if (code === 'ENOENT') return new CashoutError('file_not_found', `file not found: ${path}`, { path }, cause);
-  return new CashoutError('file_unreadable', `cannot read ${path}: ${code ?? (cause as Error)?.message ?? 'error'}`, { path }, cause);
+  return new CashoutError(
+    'file_unreadable',
+    `cannot read ${path}: ${code ?? (cause as Error)?.message ?? 'error'}`,
+    { path },
+    cause,
+  );
 }

@@ -5,7 +5,8 @@
 import type { RowIssue, RowIssueCode } from './row-issues.js';
 import { SHOWN_ESCAPED } from './invisible.js';
 
-const AMOUNT_EXPECTED = 'an amount in EGP with digits, one dot and exactly two decimals, greater than zero, e.g. 1500.00';
+const AMOUNT_EXPECTED =
+  'an amount in EGP with digits, one dot and exactly two decimals, greater than zero, e.g. 1500.00';
 
 /**
  * Shows a found value in quotes, shortened to 60 characters, with invisible characters, controls
@@ -49,9 +50,8 @@ function mobileInvalid(i: RowIssue): string {
   const digits = Number(i.params?.digits);
   const lengthOk = String(i.params?.expected).split(' or ').includes(String(digits));
   if (!lengthOk) {
-    const zero = i.params?.zero === true
-      ? ', starting with 0 (the national 0 is not written after the country code)'
-      : '';
+    const zero =
+      i.params?.zero === true ? ', starting with 0 (the national 0 is not written after the country code)' : '';
     return `${base}: it has ${String(digits)} digits after +${code}${zero}, ${expected}`;
   }
   if (i.params?.zero === true) return `${base}: the national 0 is not written after +${code}, ${expected}`;
@@ -60,32 +60,43 @@ function mobileInvalid(i: RowIssue): string {
 
 const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
   required: () => 'is empty, a value is required',
-  not_for_channel: (i) => `must be empty on a ${String(i.params?.channel)} row, found ${showValue(i.found)}, check the channel or move the value`,
+  not_for_channel: (i) =>
+    `must be empty on a ${String(i.params?.channel)} row, found ${showValue(i.found)}, check the channel or move the value`,
   field_count: fieldCount,
   channel_invalid: (i) => `found ${showValue(i.found)}, expected wallet or bank`,
   type_invalid: (i) => `found ${showValue(i.found)}, expected TRANSFER or REFUND (upper case)`,
   amount_format: (i) => `found ${showValue(i.found)}, expected ${AMOUNT_EXPECTED}`,
   amount_decimal_places: (i) => `found ${showValue(i.found)}, expected exactly two decimals, e.g. 1500.00`,
-  amount_thousands_separator: (i) => `found ${showValue(i.found)} with a thousands separator, expected digits and a dot only`,
-  amount_decimal_comma: (i) => `found ${showValue(i.found)} with a decimal comma, expected a dot before the two decimals`,
+  amount_thousands_separator: (i) =>
+    `found ${showValue(i.found)} with a thousands separator, expected digits and a dot only`,
+  amount_decimal_comma: (i) =>
+    `found ${showValue(i.found)} with a decimal comma, expected a dot before the two decimals`,
   amount_not_positive: (i) => `found ${showValue(i.found)}, the amount must be greater than zero`,
   amount_whitespace: (i) => `found ${showValue(i.found)} with spaces around it, expected the amount alone`,
-  amount_currency_text: (i) => `found ${showValue(i.found)}, expected the number alone, without a currency or other text`,
+  amount_currency_text: (i) =>
+    `found ${showValue(i.found)}, expected the number alone, without a currency or other text`,
   amount_non_latin_digits: (i) =>
     `found ${showValue(i.found)} in ${String(i.params?.kind ?? 'Arabic-Indic')} digits, expected Western digits 0-9 and a dot`,
   amount_leading_zero: (i) => `found ${showValue(i.found)} with a leading zero, expected no leading zeros`,
-  amount_too_large: (i) => `found ${showValue(i.found)}, the amount has more than ${String(i.params?.maxDigits)} digits before the dot`,
-  amount_over_limit: (i) => `found ${showValue(i.found)}, over the limit of EGP ${String(i.params?.limit)} per payout item (CASHOUT_MAX_ITEM_AMOUNT)`,
+  amount_too_large: (i) =>
+    `found ${showValue(i.found)}, the amount has more than ${String(i.params?.maxDigits)} digits before the dot`,
+  amount_over_limit: (i) =>
+    `found ${showValue(i.found)}, over the limit of EGP ${String(i.params?.limit)} per payout item (CASHOUT_MAX_ITEM_AMOUNT)`,
   mobile_not_international: (i) =>
     i.params?.digits === undefined
       ? `found ${showValue(i.found)}, expected the international format with + and country code, e.g. +201001234567`
       : `found ${showValue(i.found)} in ${String(i.params.digits)} digits, expected Western digits 0-9 in the international format, e.g. +201001234567`,
   mobile_invalid: mobileInvalid,
-  mobile_not_mobile: (i) => `found ${showValue(i.found)}, which is a ${String(i.params?.kind ?? 'non-mobile')} number, a wallet needs a mobile number`,
-  mobile_country: (i) => `found ${showValue(i.found)}, a number of ${String(i.params?.country ?? 'another country')}, wallets are accepted for ${String(i.params?.allowed)} numbers only`,
-  bank_near_match: (i) => `found ${showValue(i.found)}, which differs from a supported bank name only in case, spacing or dashes, the service needs the exact name`,
-  bank_unknown: (i) => `found ${showValue(i.found)}, which is not on the supported bank list, expected a name exactly as the list gives it`,
-  account_format: (i) => `found ${showValue(i.found)} with spaces, dashes or lower-case letters, expected the number written without them`,
+  mobile_not_mobile: (i) =>
+    `found ${showValue(i.found)}, which is a ${String(i.params?.kind ?? 'non-mobile')} number, a wallet needs a mobile number`,
+  mobile_country: (i) =>
+    `found ${showValue(i.found)}, a number of ${String(i.params?.country ?? 'another country')}, wallets are accepted for ${String(i.params?.allowed)} numbers only`,
+  bank_near_match: (i) =>
+    `found ${showValue(i.found)}, which differs from a supported bank name only in case, spacing or dashes, the service needs the exact name`,
+  bank_unknown: (i) =>
+    `found ${showValue(i.found)}, which is not on the supported bank list, expected a name exactly as the list gives it`,
+  account_format: (i) =>
+    `found ${showValue(i.found)} with spaces, dashes or lower-case letters, expected the number written without them`,
   account_non_latin_digits: (i) =>
     `found ${showValue(i.found)} in ${String(i.params?.kind ?? 'non-Western')} digits, expected Western digits 0-9 (or EG and 27 digits)`,
   number_scientific: (i) =>
@@ -93,14 +104,19 @@ const WORDING: Record<RowIssueCode, (i: RowIssue) => string> = {
     'format the column as Text and type the number again',
   bank_no_break_space: (i) =>
     `found ${showValue(i.found)}, which holds U+00A0 NO-BREAK SPACE where the supported bank name has an ordinary space`,
-  account_invalid: (i) => `found ${showValue(i.found)}, expected an account number of ${String(i.params?.min)} to ${String(i.params?.max)} digits or an Egyptian IBAN (EG and 27 digits)`,
+  account_invalid: (i) =>
+    `found ${showValue(i.found)}, expected an account number of ${String(i.params?.min)} to ${String(i.params?.max)} digits or an Egyptian IBAN (EG and 27 digits)`,
   iban_invalid: (i) => `found ${showValue(i.found)}, an Egyptian IBAN is EG followed by 27 digits (29 characters)`,
-  iban_checksum: (i) => `found ${showValue(i.found)}, whose IBAN check digits do not match, check the number with the beneficiary`,
+  iban_checksum: (i) =>
+    `found ${showValue(i.found)}, whose IBAN check digits do not match, check the number with the beneficiary`,
   text_too_long: (i) => `is ${String(i.params?.length)} characters long, at most ${String(i.params?.max)} are accepted`,
   text_control_chars: (i) => `found ${showValue(i.found)}, which holds control characters, remove them`,
-  text_invisible_chars: (i) => `found ${showValue(i.found)}, which holds ${invisibleNames(i)}, not allowed in a value sent to the service, remove ${((i.params?.chars as unknown[] | undefined)?.length ?? 2) === 1 ? 'it' : 'them'}`,
-  possible_duplicate: (i) => `pays the same amount to the same ${String(i.params?.same ?? 'holder').replace('_', ' ')} as line ${String(i.params?.firstLine)} (refused by --strict-duplicates)`,
-  reference_duplicate: (i) => `found ${showValue(i.found)}, already used on line ${String(i.params?.firstLine)}, each reference must be unique in the file`,
+  text_invisible_chars: (i) =>
+    `found ${showValue(i.found)}, which holds ${invisibleNames(i)}, not allowed in a value sent to the service, remove ${((i.params?.chars as unknown[] | undefined)?.length ?? 2) === 1 ? 'it' : 'them'}`,
+  possible_duplicate: (i) =>
+    `pays the same amount to the same ${String(i.params?.same ?? 'holder').replace('_', ' ')} as line ${String(i.params?.firstLine)} (refused by --strict-duplicates)`,
+  reference_duplicate: (i) =>
+    `found ${showValue(i.found)}, already used on line ${String(i.params?.firstLine)}, each reference must be unique in the file`,
 };
 
 /** The reason for one issue, without the column name: "found "100.5", expected exactly two decimals…". */

@@ -40,7 +40,12 @@ export interface ScanCounts {
  * file with no data rows); the limits of `options` (build them with `readOptionsFrom`) apply, and
  * the longest record follows `rules.maxFieldLength` unless `options` says otherwise.
  */
-export async function scanFile(path: string, rules: RowRules, handlers: ScanHandlers, options: ScanOptions = {}): Promise<ScanCounts> {
+export async function scanFile(
+  path: string,
+  rules: RowRules,
+  handlers: ScanHandlers,
+  options: ScanOptions = {},
+): Promise<ScanCounts> {
   const scan = await openScan(path, rules, options);
   await handlers.onHeader?.(scan.header, scan.index);
   let rows = 0;
@@ -48,7 +53,12 @@ export async function scanFile(path: string, rules: RowRules, handlers: ScanHand
   let invalidRows = 0;
   for await (const s of scan.parts) {
     const { part } = s;
-    const itemText = (j: number) => Buffer.from(part.itemBytes.buffer, part.itemBytes.byteOffset + (j === 0 ? 0 : part.itemEnds[j - 1]!), part.itemEnds[j]! - (j === 0 ? 0 : part.itemEnds[j - 1]!)).toString('utf8');
+    const itemText = (j: number) =>
+      Buffer.from(
+        part.itemBytes.buffer,
+        part.itemBytes.byteOffset + (j === 0 ? 0 : part.itemEnds[j - 1]!),
+        part.itemEnds[j]! - (j === 0 ? 0 : part.itemEnds[j - 1]!),
+      ).toString('utf8');
     let j = 0;
     let k = 0;
     for (let i = 0; i < part.kinds.length; i++) {
@@ -67,7 +77,13 @@ export async function scanFile(path: string, rules: RowRules, handlers: ScanHand
       const at = j++;
       if (cells) {
         invalidRows++;
-        await handlers.onInvalid({ line, cells, issues: [{ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlier } }] });
+        await handlers.onInvalid({
+          line,
+          cells,
+          issues: [
+            { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlier } },
+          ],
+        });
         continue;
       }
       validRows++;

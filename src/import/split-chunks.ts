@@ -15,7 +15,12 @@ export interface FileChunk {
   readonly start: number;
 }
 
-function countByte(buf: Uint8Array & { indexOf(v: number, from: number): number }, byte: number, from: number, to: number): number {
+function countByte(
+  buf: Uint8Array & { indexOf(v: number, from: number): number },
+  byte: number,
+  from: number,
+  to: number,
+): number {
   let n = 0;
   for (let i = buf.indexOf(byte, from); i !== -1 && i < to; i = buf.indexOf(byte, i + 1)) n++;
   return n;

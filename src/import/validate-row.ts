@@ -4,7 +4,12 @@
  * wallet rows, §2.4.2 for bank rows) and reports `RowIssue`s, never throws.
  */
 import { z } from 'zod';
-import { TRANSFER_TYPES, type BankAccountItem, type MobileWalletItem, type TransferType } from '../contract/withdrawal-api.js';
+import {
+  TRANSFER_TYPES,
+  type BankAccountItem,
+  type MobileWalletItem,
+  type TransferType,
+} from '../contract/withdrawal-api.js';
 import { suggestBanks, foldBankName, type BankList } from '../contract/supported-banks.js';
 import { BANK_ONLY, COLUMNS, WALLET_ONLY, type ColumnName, type HeaderIndex } from './columns.js';
 import { checkAmount } from './check-amount.js';
@@ -56,7 +61,9 @@ type Cells = Record<ColumnName, string>;
 export function invisibleIssue(column: ColumnName, value: string): RowIssue {
   const cleaned = withoutInvisibles(value).trim();
   const params = { chars: namedInvisibles(value) };
-  return cleaned === '' ? { column, code: 'text_invisible_chars', found: value, params } : { column, code: 'text_invisible_chars', found: value, suggestion: cleaned, params };
+  return cleaned === ''
+    ? { column, code: 'text_invisible_chars', found: value, params }
+    : { column, code: 'text_invisible_chars', found: value, suggestion: cleaned, params };
 }
 
 /** The issue of a value sent to the service whose own rule failed: its invisible characters first, when it has any. */
@@ -67,7 +74,8 @@ function failed(column: ColumnName, value: string, issue: RowIssue): RowIssue {
 function checkText(column: ColumnName, value: string, max: number): RowIssue | undefined {
   if (value.length > max) return { column, code: 'text_too_long', params: { length: value.length, max } };
   if (!SUSPECT.test(value)) return undefined;
-  if ((column === 'bank_address' ? CONTROL : CONTROL_ANY).test(value)) return { column, code: 'text_control_chars', found: value };
+  if ((column === 'bank_address' ? CONTROL : CONTROL_ANY).test(value))
+    return { column, code: 'text_control_chars', found: value };
   if (INVISIBLE.test(value)) return invisibleIssue(column, value);
   return undefined;
 }
@@ -87,7 +95,12 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
   const amountIssue = row.amount === '' ? ({ column: 'amount', code: 'required' } as const) : checkAmount(row.amount);
   if (amountIssue) issues.push(failed('amount', row.amount, amountIssue));
   else if (rules.maxItemAmount !== undefined && toPiasters(row.amount) > toPiasters(rules.maxItemAmount)) {
-    issues.push({ column: 'amount', code: 'amount_over_limit', found: row.amount, params: { limit: rules.maxItemAmount } });
+    issues.push({
+      column: 'amount',
+      code: 'amount_over_limit',
+      found: row.amount,
+      params: { limit: rules.maxItemAmount },
+    });
   }
 
   if (!(TRANSFER_TYPES as readonly string[]).includes(row.type)) {
@@ -113,14 +126,16 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
   }
 
   if (channel === 'wallet') {
-    for (const column of BANK_ONLY) if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
+    for (const column of BANK_ONLY)
+      if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
     if (row.mobile_number === '') issues.push({ column: 'mobile_number', code: 'required' });
     else {
       const m = checkMobile(row.mobile_number, rules.walletCountries);
       if (m) issues.push(failed('mobile_number', row.mobile_number, m));
     }
   } else if (channel === 'bank') {
-    for (const column of WALLET_ONLY) if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
+    for (const column of WALLET_ONLY)
+      if (row[column] !== '') issues.push({ column, code: 'not_for_channel', found: row[column], params: { channel } });
     const bank = row.bank_name;
     if (bank === '') issues.push({ column: 'bank_name', code: 'required' });
     else if (!rules.banks.exact.has(bank)) {
@@ -130,9 +145,14 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
         // Looks the same as a listed name: the no-break space is named, never a "did you mean" alone.
         issues.push({ column: 'bank_name', code: 'bank_no_break_space', found: bank, suggestion: spaced });
       } else {
-      const suggestions = suggestBanks(rules.banks, bank);
-      const near = suggestions.length > 0 && foldBankName(suggestions[0]!) === foldBankName(bank);
-      issues.push({ column: 'bank_name', code: near ? 'bank_near_match' : 'bank_unknown', found: bank, params: { banks: suggestions } });
+        const suggestions = suggestBanks(rules.banks, bank);
+        const near = suggestions.length > 0 && foldBankName(suggestions[0]!) === foldBankName(bank);
+        issues.push({
+          column: 'bank_name',
+          code: near ? 'bank_near_match' : 'bank_unknown',
+          found: bank,
+          params: { banks: suggestions },
+        });
       }
     }
     if (row.account_number === '') issues.push({ column: 'account_number', code: 'required' });
@@ -166,7 +186,8 @@ export function createRowValidator(
     .superRefine((row, ctx) => {
       const issues: RowIssue[] = [];
       checkCells(row, rules, issues);
-      for (const issue of issues) ctx.addIssue({ code: 'custom', path: [issue.column], message: issue.code, params: { issue } });
+      for (const issue of issues)
+        ctx.addIssue({ code: 'custom', path: [issue.column], message: issue.code, params: { issue } });
     });
   const at = (c: ColumnName) => header[c];
   const iChannel = at('channel');
@@ -204,12 +225,20 @@ export function createRowValidator(
     let issues: RowIssue[] = [];
     if (scratch.length > 0) {
       const parsed = RowSchema.safeParse(cells);
-      issues = parsed.success ? [] : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
+      issues = parsed.success
+        ? []
+        : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
     }
     const reference = cells.reference;
     if (checkReferences && reference !== '') {
       const first = firstLineOfReference.get(reference);
-      if (first !== undefined) issues.push({ column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } });
+      if (first !== undefined)
+        issues.push({
+          column: 'reference',
+          code: 'reference_duplicate',
+          found: reference,
+          params: { firstLine: first },
+        });
       else firstLineOfReference.set(reference, line);
     }
     if (issues.length > 0) return { ok: false, line, issues };
@@ -221,7 +250,13 @@ export function createRowValidator(
             line,
             reference,
             channel: 'wallet',
-            wallet: { amount: cells.amount, type, holder_name: cells.holder_name, description: cells.description, mobile_number: cells.mobile_number },
+            wallet: {
+              amount: cells.amount,
+              type,
+              holder_name: cells.holder_name,
+              description: cells.description,
+              mobile_number: cells.mobile_number,
+            },
           },
         }
       : {

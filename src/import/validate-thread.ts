@@ -15,7 +15,14 @@ let wakeOnAck: (() => void) | undefined;
 let queue = Promise.resolve();
 
 function transferOf(part: ChunkPart): ArrayBuffer[] {
-  return [part.kinds.buffer, part.rowLines.buffer, part.piasters.buffer, part.fingerprints.buffer, part.itemBytes.buffer, part.itemEnds.buffer] as ArrayBuffer[];
+  return [
+    part.kinds.buffer,
+    part.rowLines.buffer,
+    part.piasters.buffer,
+    part.fingerprints.buffer,
+    part.itemBytes.buffer,
+    part.itemEnds.buffer,
+  ] as ArrayBuffer[];
 }
 
 port.on('message', (message: ChunkTask | { ack: number }) => {
@@ -27,7 +34,8 @@ port.on('message', (message: ChunkTask | { ack: number }) => {
   }
   queue = queue.then(() =>
     checker.run(message, async (part) => {
-      while (message.kind === 'stream' && unacked >= WINDOW) await new Promise<void>((resolve) => (wakeOnAck = resolve));
+      while (message.kind === 'stream' && unacked >= WINDOW)
+        await new Promise<void>((resolve) => (wakeOnAck = resolve));
       if (message.kind === 'stream') unacked++;
       port.postMessage(part, transferOf(part));
     }),

@@ -26,12 +26,18 @@ export interface InboxImporter {
 }
 
 /** Builds the scan's import from the same dependencies as `cashout import`. */
-export function createInboxImporter(deps: ImportDeps & { readonly ledger: Ledger; readonly log: Logger }, options: ImportOptions = {}): InboxImporter {
+export function createInboxImporter(
+  deps: ImportDeps & { readonly ledger: Ledger; readonly log: Logger },
+  options: ImportOptions = {},
+): InboxImporter {
   return {
     async importFile(path, checkBeforeRelease) {
       let r;
       try {
-        r = await importBatch(deps, path, { ...options, ...(checkBeforeRelease ? { beforeRelease: checkBeforeRelease } : {}) });
+        r = await importBatch(deps, path, {
+          ...options,
+          ...(checkBeforeRelease ? { beforeRelease: checkBeforeRelease } : {}),
+        });
       } catch (err) {
         // A batch refused at its release (the file changed) gets its report like any refused batch.
         const batchId = isCashoutError(err, 'file_changed') ? err.context.batchId : undefined;
@@ -48,10 +54,14 @@ export function createInboxImporter(deps: ImportDeps & { readonly ledger: Ledger
         try {
           await writeReport(deps.ledger, r.batchId, { bom: deps.csvBom });
         } catch (err) {
-          deps.log.warn({ batchId: r.batchId, err: (err as Error).message }, 'inbox: the report could not be written; run cashout report for it');
+          deps.log.warn(
+            { batchId: r.batchId, err: (err as Error).message },
+            'inbox: the report could not be written; run cashout report for it',
+          );
         }
       }
-      const problems = r.invalidRows > 0 ? await firstProblems(join(r.reportDir, BATCH_FILES.notes), NOTE_PROBLEMS) : [];
+      const problems =
+        r.invalidRows > 0 ? await firstProblems(join(r.reportDir, BATCH_FILES.notes), NOTE_PROBLEMS) : [];
       return { ...r, problems };
     },
     async existingBatch(batchId) {

@@ -19,7 +19,8 @@ export const MAX_NAME_BYTES = 200;
 /** Why a directory entry is not a plain file name the scan may take; undefined when it may. */
 export function nameProblem(name: string): string | undefined {
   if (name.length === 0) return 'empty name';
-  if (name.startsWith('.')) return 'hidden name (leading dot); upload tools use such names for files still being written';
+  if (name.startsWith('.'))
+    return 'hidden name (leading dot); upload tools use such names for files still being written';
   if (name.includes('/') || name.includes('\\')) return 'not a plain file name (contains a path separator)';
   if (name.includes('..')) return 'not a plain file name (contains "..")';
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'not a plain file name (contains control characters)';

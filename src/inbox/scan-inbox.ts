@@ -290,7 +290,13 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
       log.error({ file: name, err: (err as Error).message }, 'inbox: the note could not be written');
     }
     await rmdir(claimDir).catch(() => undefined);
-    const entry = { file: name, result: decided.result, outcome: decided.outcome, batchId: decided.batchId, movedTo: shown(dest) };
+    const entry = {
+      file: name,
+      result: decided.result,
+      outcome: decided.outcome,
+      batchId: decided.batchId,
+      movedTo: shown(dest),
+    };
     if (decided.result === 'done') log.info(entry, 'inbox: file imported');
     else log.warn(entry, 'inbox: file not imported');
     report.taken.push({
@@ -310,13 +316,24 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
       await step();
     } catch (err) {
       const reason = (err as Error)?.message ?? String(err);
-      log.error({ file: name, err: reason }, 'inbox: file could not be handled; it stays where it is and a later scan tries again');
-      report.taken.push({ name, from: where.startsWith(INBOX_FOLDERS.processing) ? 'processing' : 'inbox', result: 'retry', outcome: `not handled: ${reason}`, path: join(inbox, where) });
+      log.error(
+        { file: name, err: reason },
+        'inbox: file could not be handled; it stays where it is and a later scan tries again',
+      );
+      report.taken.push({
+        name,
+        from: where.startsWith(INBOX_FOLDERS.processing) ? 'processing' : 'inbox',
+        result: 'retry',
+        outcome: `not handled: ${reason}`,
+        path: join(inbox, where),
+      });
     }
   };
 
   // 1. Files left in processing/ by a scan that died.
-  for (const entry of (await readdir(processingDir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of (await readdir(processingDir, { withFileTypes: true })).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
     if (stopping()) return report;
     const where = join(INBOX_FOLDERS.processing, entry.name);
     await guarded(entry.name, where, async () => {
@@ -343,14 +360,22 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
         }
         const name = inside[0]!;
         const fst = await lstat(join(mine, name));
-        if (inside.length > 1 || !fst.isFile() || nameProblem(name)) return refuse(shown(mine), 'a claim folder that does not hold exactly one payout file; left for a person');
-        log.info({ file: name, claimedAt: new Date(claimedAt).toISOString() }, 'inbox: took a file left in processing/ by an interrupted scan');
+        if (inside.length > 1 || !fst.isFile() || nameProblem(name))
+          return refuse(shown(mine), 'a claim folder that does not hold exactly one payout file; left for a person');
+        log.info(
+          { file: name, claimedAt: new Date(claimedAt).toISOString() },
+          'inbox: took a file left in processing/ by an interrupted scan',
+        );
         await processClaimed(mine, name, 'processing');
         return;
       }
       const problem = nameProblem(entry.name);
       if (st.isSymbolicLink() || !st.isFile() || problem) {
-        return refuse(where, st.isSymbolicLink() ? 'symbolic link' : problem ?? 'not a regular file', entry.name.startsWith('.') ? 'debug' : 'warn');
+        return refuse(
+          where,
+          st.isSymbolicLink() ? 'symbolic link' : (problem ?? 'not a regular file'),
+          entry.name.startsWith('.') ? 'debug' : 'warn',
+        );
       }
       if (!hasSettled(lastChangeMs(st), now(), staleMs / 1000)) return;
       const mine = newClaimDir();
@@ -385,7 +410,8 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
       if (st.isSymbolicLink()) return refuse(name, 'symbolic link; links are never followed');
       if (!st.isFile()) return refuse(name, 'not a regular file', 'debug');
       const markers = markerNames(name).filter((m) => present.has(m));
-      if (!isCsvName(name) && markers.length === 0) return refuse(name, 'not a .csv file (taken to failed/ only with a .ready marker)', 'debug');
+      if (!isCsvName(name) && markers.length === 0)
+        return refuse(name, 'not a .csv file (taken to failed/ only with a .ready marker)', 'debug');
       if (markers.length === 0 && !hasSettled(lastChangeMs(st), now(), deps.settleSeconds)) {
         report.waiting.push(name);
         log.debug({ file: name }, 'inbox: file changed within the settle time; waiting');
@@ -406,7 +432,10 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
         }
       }
       // The marker goes first: left behind, it would vouch for a later, incomplete file of the same name.
-      for (const m of markers) await unlink(join(inbox, m)).catch((err: unknown) => (errno(err) === 'ENOENT' ? undefined : Promise.reject(err)));
+      for (const m of markers)
+        await unlink(join(inbox, m)).catch((err: unknown) =>
+          errno(err) === 'ENOENT' ? undefined : Promise.reject(err),
+        );
       const mine = newClaimDir();
       await mkdir(mine);
       try {
@@ -477,15 +506,32 @@ function describeChangedAfterRelease(change: string, imported: Decided): Decided
 }
 
 /** The outcome of an import that returned. */
-function describeImport(r: InboxImportResult): { result: 'done' | 'failed'; outcome: string; batchId: string; reportDir: string; details?: readonly string[] } {
+function describeImport(r: InboxImportResult): {
+  result: 'done' | 'failed';
+  outcome: string;
+  batchId: string;
+  reportDir: string;
+  details?: readonly string[];
+} {
   const base = { batchId: r.batchId, reportDir: r.reportDir };
-  const notSent = r.duplicateRows > 0 ? `; ${plural(r.duplicateRows, 'row')} not sent because the reference was already paid in an earlier batch` : '';
+  const notSent =
+    r.duplicateRows > 0
+      ? `; ${plural(r.duplicateRows, 'row')} not sent because the reference was already paid in an earlier batch`
+      : '';
   const leftOut = r.invalidRows > 0 ? `; ${plural(r.invalidRows, 'invalid row')} left out` : '';
   switch (r.state) {
     case 'queued':
-      return { ...base, result: 'done', outcome: `queued ${plural(r.validRows, 'row')} in ${plural(r.requests, 'withdrawal request')}${leftOut}${notSent}` };
+      return {
+        ...base,
+        result: 'done',
+        outcome: `queued ${plural(r.validRows, 'row')} in ${plural(r.requests, 'withdrawal request')}${leftOut}${notSent}`,
+      };
     case 'finished':
-      return { ...base, result: 'done', outcome: `imported, nothing to send: ${plural(r.rows, 'row')}, none needs sending${leftOut}${notSent}` };
+      return {
+        ...base,
+        result: 'done',
+        outcome: `imported, nothing to send: ${plural(r.rows, 'row')}, none needs sending${leftOut}${notSent}`,
+      };
     case 'awaiting_approval':
       return {
         ...base,
@@ -498,15 +544,28 @@ function describeImport(r: InboxImportResult): { result: 'done' | 'failed'; outc
           ? `${r.invalidRows} of ${plural(r.rows, 'row')} ${r.invalidRows === 1 ? 'is' : 'are'} invalid and nothing is sent unless every row is valid; nothing was queued. ` +
             'Fix the invalid rows (rejected-rows.csv in the report folder holds them) and drop the corrected file in the inbox again'
           : `${r.refusalReason ?? 'the batch was refused'}; nothing was queued`;
-      return { ...base, result: 'failed', outcome: `refused: ${why}`, ...(r.problems && r.problems.length > 0 ? { details: r.problems } : {}) };
+      return {
+        ...base,
+        result: 'failed',
+        outcome: `refused: ${why}`,
+        ...(r.problems && r.problems.length > 0 ? { details: r.problems } : {}),
+      };
     }
     default:
-      return { ...base, result: 'done', outcome: `imported (${r.state}): ${plural(r.validRows, 'row')} in ${plural(r.requests, 'withdrawal request')}${notSent}` };
+      return {
+        ...base,
+        result: 'done',
+        outcome: `imported (${r.state}): ${plural(r.validRows, 'row')} in ${plural(r.requests, 'withdrawal request')}${notSent}`,
+      };
   }
 }
 
 /** The outcome when the same content was imported before. */
-function describeEarlier(batchId: string, earlier: ExistingBatch | undefined, createdAt: string | undefined): { result: 'done' | 'failed'; outcome: string; batchId?: string; reportDir?: string } {
+function describeEarlier(
+  batchId: string,
+  earlier: ExistingBatch | undefined,
+  createdAt: string | undefined,
+): { result: 'done' | 'failed'; outcome: string; batchId?: string; reportDir?: string } {
   const when = earlier?.createdAt ?? createdAt;
   const base = { ...(batchId ? { batchId } : {}), ...(earlier?.reportDir ? { reportDir: earlier.reportDir } : {}) };
   if (earlier?.state === 'staging') {
@@ -548,6 +607,7 @@ export function formatNote(n: {
     `time: ${n.time}`,
   ];
   if (n.from === 'processing') lines.push('taken from: processing/ (an earlier scan took it and did not finish)');
-  if (n.details && n.details.length > 0) lines.push('problems (results.csv in the report folder lists every row):', ...n.details.map((d) => `  ${d}`));
+  if (n.details && n.details.length > 0)
+    lines.push('problems (results.csv in the report folder lists every row):', ...n.details.map((d) => `  ${d}`));
   return `${lines.join('\n')}\n`;
 }

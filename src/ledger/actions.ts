@@ -5,7 +5,7 @@
  * sends, and only what the ledger's claim allows.
  */
 import type { Queue } from 'bullmq';
-import { requestJobId } from '../batch/batch-id.js';
+import { requestJobId } from '../batch-id.js';
 import { CashoutError } from '../errors.js';
 import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
@@ -33,7 +33,12 @@ export function actorText(actor: Actor): string {
  * must be another person than the importer (compared by `user`, whatever the labels). Throws
  * `CashoutError` `batch_state`, `self_approval` or `approval_expired` (Ledger.approveBatch).
  */
-export async function approveBatch(ledger: Ledger, queue: Queue<SubmitJobData>, batchId: string, actor: Actor): Promise<number> {
+export async function approveBatch(
+  ledger: Ledger,
+  queue: Queue<SubmitJobData>,
+  batchId: string,
+  actor: Actor,
+): Promise<number> {
   const requests = await ledger.approveBatch(batchId, actorText(actor), actor.user);
   await enqueueRequests(queue, batchId, seqRange(1, requests));
   return requests;
@@ -66,22 +71,38 @@ export async function resolveRequest(
  * whose payee another payout holds meanwhile). Throws `state_conflict` (e.g. an unknown request:
  * reconcile it first) or `request_not_found`.
  */
-export async function retryRequest(ledger: Ledger, queue: Queue<SubmitJobData>, batchId: string, seq: number, actor: Actor): Promise<void> {
+export async function retryRequest(
+  ledger: Ledger,
+  queue: Queue<SubmitJobData>,
+  batchId: string,
+  seq: number,
+  actor: Actor,
+): Promise<void> {
   const request = await ledger.getRequest(batchId, seq, { body: false });
   if (!request) throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
   const t = transition(request.state, 'retry');
   if ('refused' in t) {
-    throw new CashoutError('state_conflict', describeRefusal(t.refused, batchId, seq, request.state), { batchId, seq, state: request.state });
+    throw new CashoutError('state_conflict', describeRefusal(t.refused, batchId, seq, request.state), {
+      batchId,
+      seq,
+      state: request.state,
+    });
   }
   const job = await queue.getJob(requestJobId(batchId, seq));
   const state = job ? await job.getState() : 'missing';
   if (job && (state === 'failed' || state === 'completed')) await job.retry(state);
   else if (state === 'missing' || state === 'unknown') await enqueueRequests(queue, batchId, [seq]);
-  await ledger.recordEvent(batchId, { action: 'retried', by: actorText(actor), at: new Date().toISOString(), note: `request ${seq}` });
+  await ledger.recordEvent(batchId, {
+    action: 'retried',
+    by: actorText(actor),
+    at: new Date().toISOString(),
+    note: `request ${seq}`,
+  });
 }
 
 function requireNote(note: string): string {
   const text = note.trim();
-  if (text === '') throw new CashoutError('usage', 'a note is required: say where you looked and what you found, or why');
+  if (text === '')
+    throw new CashoutError('usage', 'a note is required: say where you looked and what you found, or why');
   return text;
 }

@@ -11,7 +11,15 @@ import type { LedgerContext } from './keys.js';
 /** What `createBatch` records (the rest starts empty). */
 export type NewBatch = Omit<
   BatchRecord,
-  'state' | 'open' | 'requests' | 'finishedAt' | 'haltReason' | 'totalPiasters' | 'refusalReason' | 'expiresAt' | 'approvedBy'
+  | 'state'
+  | 'open'
+  | 'requests'
+  | 'finishedAt'
+  | 'haltReason'
+  | 'totalPiasters'
+  | 'refusalReason'
+  | 'expiresAt'
+  | 'approvedBy'
 >;
 
 /** Batch operations of a ledger (see `Ledger` in index.ts for each one's contract). */
@@ -26,7 +34,10 @@ export function batchOps(c: LedgerContext) {
     const last = Number((await r.hget(c.batchKey(batchId), 'next_seq')) ?? 0);
     const m = r.multi();
     for (let seq = 1; seq <= last; seq++) m.del(c.reqKey(batchId, seq));
-    m.del(c.batchKey(batchId), c.sendingKey(batchId), c.resolutionsKey(batchId), c.approvalsKey(batchId)).zrem(c.batchesKey, batchId);
+    m.del(c.batchKey(batchId), c.sendingKey(batchId), c.resolutionsKey(batchId), c.approvalsKey(batchId)).zrem(
+      c.batchesKey,
+      batchId,
+    );
     await m.exec();
   }
 
@@ -47,7 +58,12 @@ export function batchOps(c: LedgerContext) {
           { batchId: b.id, createdAt: existing?.createdAt },
         );
       }
-      const imported = { action: 'imported', by: b.importedBy, at: b.createdAt, ...(b.forced ? { note: 'content imported before, imported again as a new batch (--force)' } : {}) };
+      const imported = {
+        action: 'imported',
+        by: b.importedBy,
+        at: b.createdAt,
+        ...(b.forced ? { note: 'content imported before, imported again as a new batch (--force)' } : {}),
+      };
       const events = [JSON.stringify(imported)];
       if (b.payAgain) {
         events.push(JSON.stringify({ action: 'pay_again', by: b.payAgain.by, at: b.createdAt, note: b.payAgain.note }));
@@ -110,14 +126,29 @@ export function batchOps(c: LedgerContext) {
       };
       const event =
         state === 'awaiting_approval'
-          ? JSON.stringify({ action: 'approval_required', by: 'bulk-cashout', at: c.now(), note: `approve before ${approvalUntil}` })
+          ? JSON.stringify({
+              action: 'approval_required',
+              by: 'bulk-cashout',
+              at: c.now(),
+              note: `approve before ${approvalUntil}`,
+            })
           : '';
-      const res = await r.cashoutReleaseBatch(c.batchKey(batchId), c.approvalsKey(batchId), state, event, ...Object.entries(fields).flat());
+      const res = await r.cashoutReleaseBatch(
+        c.batchKey(batchId),
+        c.approvalsKey(batchId),
+        state,
+        event,
+        ...Object.entries(fields).flat(),
+      );
       if (res[0] !== 'ok') {
-        throw new CashoutError('batch_state', `batch ${batchId} is ${res[1]}, no longer being imported; nothing of it was queued`, {
-          batchId,
-          state: res[1],
-        });
+        throw new CashoutError(
+          'batch_state',
+          `batch ${batchId} is ${res[1]}, no longer being imported; nothing of it was queued`,
+          {
+            batchId,
+            state: res[1],
+          },
+        );
       }
     },
     async refuseBatch(batchId: string, counts: Omit<BatchCounts, 'requests'>, reason: string): Promise<boolean> {
@@ -143,17 +174,35 @@ export function batchOps(c: LedgerContext) {
       const res = await r.cashoutApprove(c.batchKey(batchId), c.approvalsKey(batchId), by, c.now(), user);
       if (res[0] === 'ok') return Number(res[1]);
       if (res[0] === 'self') {
-        throw new CashoutError('self_approval', `batch ${batchId} was imported by ${user}; someone else must approve it`, { batchId, by });
+        throw new CashoutError(
+          'self_approval',
+          `batch ${batchId} was imported by ${user}; someone else must approve it`,
+          { batchId, by },
+        );
       }
       if (res[0] === 'expired') {
-        throw new CashoutError('approval_expired', `batch ${batchId} was not approved before ${res[1]} and is now cancelled; import the file again`, {
-          batchId,
-        });
+        throw new CashoutError(
+          'approval_expired',
+          `batch ${batchId} was not approved before ${res[1]} and is now cancelled; import the file again`,
+          {
+            batchId,
+          },
+        );
       }
-      throw new CashoutError('batch_state', `batch ${batchId} is ${res[1]}, not awaiting approval`, { batchId, state: res[1] });
+      throw new CashoutError('batch_state', `batch ${batchId} is ${res[1]}, not awaiting approval`, {
+        batchId,
+        state: res[1],
+      });
     },
     async cancelBatch(batchId: string, by: string, note: string, expired = false): Promise<void> {
-      const res = await r.cashoutCancel(c.batchKey(batchId), c.approvalsKey(batchId), by, note, c.now(), expired ? 'expired' : 'cancelled');
+      const res = await r.cashoutCancel(
+        c.batchKey(batchId),
+        c.approvalsKey(batchId),
+        by,
+        note,
+        c.now(),
+        expired ? 'expired' : 'cancelled',
+      );
       if (res[0] !== 'ok') {
         throw new CashoutError(
           'batch_state',

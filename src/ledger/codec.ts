@@ -99,7 +99,12 @@ export interface LedgerRequest {
   /** The worker (host:pid) that took it for sending last. */
   readonly sentBy?: string;
   readonly finishedAt?: string;
-  readonly resolution?: { readonly by: string; readonly at: string; readonly note: string; readonly finding: 'created' | 'not_created' };
+  readonly resolution?: {
+    readonly by: string;
+    readonly at: string;
+    readonly note: string;
+    readonly finding: 'created' | 'not_created';
+  };
 }
 
 /** Result of trying to take a request for sending. */
@@ -111,7 +116,13 @@ export type ClaimResult =
   /** The batch was imported for another service address than the worker's. */
   | { readonly claimed: false; readonly reason: 'service'; readonly batchServiceUrl: string }
   /** A request sent again whose payee another payout holds now (`holder`: "<batch>:<seq>:<line>"). */
-  | { readonly claimed: false; readonly reason: 'payee'; readonly key: string; readonly holder: string; readonly holderState: string };
+  | {
+      readonly claimed: false;
+      readonly reason: 'payee';
+      readonly key: string;
+      readonly holder: string;
+      readonly holderState: string;
+    };
 
 /** What a final move records. */
 export interface Outcome {
@@ -156,10 +167,31 @@ export function parseBatch(batchId: string, h: Record<string, string>): BatchRec
 }
 
 /** Every field of a request record but its body and payee keys (see `parseRequest`): what reports read. */
-export const OUTCOME_FIELDS = ['state', 'wallet_lines', 'bank_lines', 'total', 'refs', 'attempts', 'parent', 'resent_as', 'http_status', 'message', 'row_errors', 'sending_at', 'sent_by', 'finished_at', 'resolution'] as const;
+export const OUTCOME_FIELDS = [
+  'state',
+  'wallet_lines',
+  'bank_lines',
+  'total',
+  'refs',
+  'attempts',
+  'parent',
+  'resent_as',
+  'http_status',
+  'message',
+  'row_errors',
+  'sending_at',
+  'sent_by',
+  'finished_at',
+  'resolution',
+] as const;
 
 /** A request from its hash fields; `rawBody` (the body's bytes) takes the place of `h.body` when given. */
-export function parseRequest(batchId: string, seq: number, h: Record<string, string>, rawBody?: Buffer): LedgerRequest | undefined {
+export function parseRequest(
+  batchId: string,
+  seq: number,
+  h: Record<string, string>,
+  rawBody?: Buffer,
+): LedgerRequest | undefined {
   if (!h.state) return undefined;
   const bodyJson: string | Buffer = rawBody ?? h.body ?? '{}';
   let body: WithdrawalRequestBody | undefined;
@@ -171,7 +203,9 @@ export function parseRequest(batchId: string, seq: number, h: Record<string, str
     bodyJson,
     // Parsed on first use: sending needs only the text, reports need no body at all.
     get body(): WithdrawalRequestBody {
-      return (body ??= JSON.parse(typeof bodyJson === 'string' ? bodyJson : bodyJson.toString('utf8')) as WithdrawalRequestBody);
+      return (body ??= JSON.parse(
+        typeof bodyJson === 'string' ? bodyJson : bodyJson.toString('utf8'),
+      ) as WithdrawalRequestBody);
     },
     walletLines: JSON.parse(h.wallet_lines ?? '[]') as number[],
     bankLines: JSON.parse(h.bank_lines ?? '[]') as number[],
@@ -192,4 +226,3 @@ export function parseRequest(batchId: string, seq: number, h: Record<string, str
     ...(h.resolution ? { resolution: JSON.parse(h.resolution) as LedgerRequest['resolution'] } : {}),
   };
 }
-

@@ -11,8 +11,16 @@
  * - actions.ts: a person's actions (approve, cancel, resolve, retry), recorded with who and why.
  */
 import type { Redis } from 'ioredis';
-import type { WithdrawalRequest } from '../batch/group-items.js';
-import type { ApprovalEvent, BatchCounts, BatchRecord, ClaimResult, LedgerRequest, Outcome, RequestState } from './codec.js';
+import type { WithdrawalRequest } from './withdrawal-request.js';
+import type {
+  ApprovalEvent,
+  BatchCounts,
+  BatchRecord,
+  ClaimResult,
+  LedgerRequest,
+  Outcome,
+  RequestState,
+} from './codec.js';
 import { batchOps, type NewBatch } from './batches.js';
 import { ledgerContext } from './keys.js';
 import { DEFAULT_DUPLICATE_WINDOW_HOURS, type PayeeHolder, type RegisterSettings } from './payout-register.js';
@@ -40,7 +48,11 @@ export interface Ledger {
    * imports at once): the caller refuses the batch. `payAgain` takes keys held elsewhere (a
    * person's recorded choice).
    */
-  stageRequests(batchId: string, requests: readonly RequestToStage[], options?: { readonly payAgain?: boolean }): Promise<void>;
+  stageRequests(
+    batchId: string,
+    requests: readonly RequestToStage[],
+    options?: { readonly payAgain?: boolean },
+  ): Promise<void>;
   /** For each of `keys` (payee keys) held by a payout of another batch: its index → the holder. */
   checkPayees(batchId: string, keys: readonly string[]): Promise<Map<number, PayeeHolder>>;
   /**
@@ -89,7 +101,12 @@ export interface Ledger {
   /** sending → pending, only when it is proven nothing reached the service. */
   release(batchId: string, seq: number): Promise<void>;
   /** sending → rejected with named rows, plus a new pending request with the other items. Returns the new seq. */
-  split(batchId: string, seq: number, rejected: Omit<Outcome, 'state'>, child: Omit<WithdrawalRequest, 'seq'> & { payees?: string }): Promise<number>;
+  split(
+    batchId: string,
+    seq: number,
+    rejected: Omit<Outcome, 'state'>,
+    child: Omit<WithdrawalRequest, 'seq'> & { payees?: string },
+  ): Promise<number>;
   /**
    * Records a person's finding on an `unknown` request: `created` makes its rows accepted
    * (reconciled); `not_created` makes it sendable again (a retry of its job then sends it).
@@ -97,7 +114,9 @@ export interface Ledger {
    */
   resolve(batchId: string, seq: number, finding: 'created' | 'not_created', by: string, note: string): Promise<void>;
   /** Every finding recorded on the batch, oldest first. */
-  listResolutions(batchId: string): Promise<{ request: number; finding: string; by: string; at: string; note: string }[]>;
+  listResolutions(
+    batchId: string,
+  ): Promise<{ request: number; finding: string; by: string; at: string; note: string }[]>;
   /** Stops a batch: requests not yet sent end as not_sent. */
   halt(batchId: string, reason: string): Promise<void>;
   /** Seqs of requests currently in `sending`. */
@@ -119,6 +138,8 @@ export interface Ledger {
  */
 export function openLedger(redis: Redis, prefix: string, register: Partial<RegisterSettings> = {}): Ledger {
   defineLedgerScripts(redis);
-  const c = ledgerContext(redis as LedgerRedis, prefix, { duplicateWindowHours: register.duplicateWindowHours ?? DEFAULT_DUPLICATE_WINDOW_HOURS });
+  const c = ledgerContext(redis as LedgerRedis, prefix, {
+    duplicateWindowHours: register.duplicateWindowHours ?? DEFAULT_DUPLICATE_WINDOW_HOURS,
+  });
   return { prefix, ...batchOps(c), ...requestOps(c) };
 }

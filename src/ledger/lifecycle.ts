@@ -40,14 +40,7 @@ export const REQUEST_STATES: readonly RequestState[] = [
 
 /** States of a batch. */
 export type BatchState =
-  | 'staging'
-  | 'refused'
-  | 'awaiting_approval'
-  | 'cancelled'
-  | 'queued'
-  | 'halted'
-  | 'finished'
-  | 'needs_reconciliation';
+  'staging' | 'refused' | 'awaiting_approval' | 'cancelled' | 'queued' | 'halted' | 'finished' | 'needs_reconciliation';
 
 /** Every batch state. */
 export const BATCH_STATES: readonly BatchState[] = [
@@ -120,7 +113,8 @@ const SETTLED: readonly RequestState[] = ['accepted', 'rejected', 'reconciled_cr
 const MAYBE_CREATED: readonly RequestState[] = ['sending', 'unknown'];
 
 function refusedFor(from: RequestState, wanted: 'sendable' | 'sending' | 'unknown' | 'pending'): Transition {
-  if (MAYBE_CREATED.includes(from) && wanted !== 'sending' && wanted !== 'unknown') return { refused: 'may_be_created' };
+  if (MAYBE_CREATED.includes(from) && wanted !== 'sending' && wanted !== 'unknown')
+    return { refused: 'may_be_created' };
   if (wanted === 'sending') return { refused: SETTLED.includes(from) ? 'already_final' : 'not_sending' };
   if (wanted === 'unknown') return { refused: SETTLED.includes(from) ? 'already_final' : 'not_unknown' };
   if (wanted === 'pending') return { refused: SETTLED.includes(from) ? 'already_final' : 'not_pending' };
@@ -184,7 +178,12 @@ export function allowedFrom(action: RequestAction): RequestState[] {
 }
 
 /** Words for a refusal, about request `seq` of batch `batchId` in state `state`. */
-export function describeRefusal(code: RefusalCode, batchId: string, seq: number, state: RequestState | 'missing'): string {
+export function describeRefusal(
+  code: RefusalCode,
+  batchId: string,
+  seq: number,
+  state: RequestState | 'missing',
+): string {
   const what = `request ${seq} of batch ${batchId}`;
   switch (code) {
     case 'may_be_created':
@@ -211,7 +210,15 @@ export function stateWords(state: string): string {
 export type BatchAction = 'release' | 'release_for_approval' | 'refuse' | 'approve' | 'cancel' | 'expire' | 'halt';
 
 /** Every batch action. */
-export const BATCH_ACTIONS: readonly BatchAction[] = ['release', 'release_for_approval', 'refuse', 'approve', 'cancel', 'expire', 'halt'];
+export const BATCH_ACTIONS: readonly BatchAction[] = [
+  'release',
+  'release_for_approval',
+  'refuse',
+  'approve',
+  'cancel',
+  'expire',
+  'halt',
+];
 
 /** The next state of a batch in `from` after `action`, or undefined when the action is refused there. */
 export function batchTransition(from: BatchState, action: BatchAction): BatchState | undefined {
@@ -276,8 +283,14 @@ export function luaPrelude(): string {
   return [
     luaSet('CLAIMABLE', allowedFrom('claim')),
     luaSet('RESOLVABLE', allowedFrom('resolve_created')),
-    luaSet('HOLDING', REQUEST_STATES.filter((s) => s !== 'pending' && holdsPayee(s, 'queued'))),
-    luaSet('PENDING_HOLDS_IN', BATCH_STATES.filter((b) => holdsPayee('pending', b))),
+    luaSet(
+      'HOLDING',
+      REQUEST_STATES.filter((s) => s !== 'pending' && holdsPayee(s, 'queued')),
+    ),
+    luaSet(
+      'PENDING_HOLDS_IN',
+      BATCH_STATES.filter((b) => holdsPayee('pending', b)),
+    ),
     luaSet('WINDOWED', WINDOWED_STATES),
   ].join('\n');
 }

@@ -3,9 +3,16 @@
  * outcome, split after a 422, resolved by a person. Every state move is one Lua script whose guard
  * comes from the lifecycle table (lifecycle.ts).
  */
-import type { WithdrawalRequest, StagedRequest } from '../batch/group-items.js';
+import type { WithdrawalRequest, StagedRequest } from './withdrawal-request.js';
 import { CashoutError } from '../errors.js';
-import { parseRequest, OUTCOME_FIELDS, type ClaimResult, type LedgerRequest, type Outcome, type RequestState } from './codec.js';
+import {
+  parseRequest,
+  OUTCOME_FIELDS,
+  type ClaimResult,
+  type LedgerRequest,
+  type Outcome,
+  type RequestState,
+} from './codec.js';
 import type { LedgerContext } from './keys.js';
 import { allowedFrom, describeRefusal, OUTCOME_ACTION, transition } from './lifecycle.js';
 import { checkPayees, describeHeld, parseHolder, windowCutoff, type PayeeHolder } from './payout-register.js';
@@ -17,7 +24,11 @@ export type RequestToStage = (WithdrawalRequest | StagedRequest) & { readonly pa
 export function requestOps(c: LedgerContext) {
   const { r } = c;
 
-  async function getRequest(batchId: string, seq: number, options: { readonly body?: boolean } = {}): Promise<LedgerRequest | undefined> {
+  async function getRequest(
+    batchId: string,
+    seq: number,
+    options: { readonly body?: boolean } = {},
+  ): Promise<LedgerRequest | undefined> {
     if (options.body !== false) return parseRequest(batchId, seq, await r.hgetall(c.reqKey(batchId, seq)));
     const values = await r.hmget(c.reqKey(batchId, seq), ...OUTCOME_FIELDS);
     const h: Record<string, string> = {};
@@ -29,22 +40,39 @@ export function requestOps(c: LedgerContext) {
   }
 
   /** Throws the table's refusal for `action` on a request found in `state`. */
-  function refuse(batchId: string, seq: number, action: Parameters<typeof transition>[1], state: RequestState | 'missing'): never {
-    if (state === 'missing') throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
+  function refuse(
+    batchId: string,
+    seq: number,
+    action: Parameters<typeof transition>[1],
+    state: RequestState | 'missing',
+  ): never {
+    if (state === 'missing')
+      throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
     const t = transition(state, action);
     const code = 'refused' in t ? t.refused : 'not_sending';
-    throw new CashoutError('state_conflict', describeRefusal(code, batchId, seq, state), { batchId, seq, state, refusal: code });
+    throw new CashoutError('state_conflict', describeRefusal(code, batchId, seq, state), {
+      batchId,
+      seq,
+      state,
+      refusal: code,
+    });
   }
 
   return {
     getRequest,
-    async stageRequests(batchId: string, requests: readonly RequestToStage[], options: { readonly payAgain?: boolean } = {}): Promise<void> {
+    async stageRequests(
+      batchId: string,
+      requests: readonly RequestToStage[],
+      options: { readonly payAgain?: boolean } = {},
+    ): Promise<void> {
       if (requests.length === 0) return;
       // One pipeline (no transaction: a batch is all staged or refused as a whole anyway). The
       // batch's last seq is raised first, so that a refusal after a crash halfway deletes every
       // request written (deleting one never written is harmless). Each request takes its payee
       // keys where they are free (HSETNX); a key that already has an entry is decided afterwards.
-      const m = r.pipeline() as ReturnType<typeof r.pipeline> & { cashoutStage: (...args: (string | Buffer)[]) => unknown };
+      const m = r.pipeline() as ReturnType<typeof r.pipeline> & {
+        cashoutStage: (...args: (string | Buffer)[]) => unknown;
+      };
       m.hset(c.batchKey(batchId), 'next_seq', requests[requests.length - 1]!.seq);
       for (const q of requests) {
         m.cashoutStage(
@@ -134,7 +162,8 @@ export function requestOps(c: LedgerContext) {
       if (kind === 'batch') return { claimed: false, reason: 'batch', batchState: text(1) as never };
       if (kind === 'state') return { claimed: false, reason: 'state', state: text(1) as RequestState };
       if (kind === 'service') return { claimed: false, reason: 'service', batchServiceUrl: text(1) };
-      if (kind === 'payee') return { claimed: false, reason: 'payee', key: text(1), holder: text(2), holderState: text(3) };
+      if (kind === 'payee')
+        return { claimed: false, reason: 'payee', key: text(1), holder: text(2), holderState: text(3) };
       return { claimed: false, reason: 'missing' };
     },
     async finish(batchId: string, seq: number, outcome: Outcome): Promise<number> {
@@ -181,7 +210,12 @@ export function requestOps(c: LedgerContext) {
       const res = await r.cashoutRelease(c.reqKey(batchId, seq), c.sendingKey(batchId), String(seq));
       if (res !== 'ok') refuse(batchId, seq, 'release', res as RequestState);
     },
-    async split(batchId: string, seq: number, rejected: Omit<Outcome, 'state'>, child: Omit<WithdrawalRequest, 'seq'> & { payees?: string }): Promise<number> {
+    async split(
+      batchId: string,
+      seq: number,
+      rejected: Omit<Outcome, 'state'>,
+      child: Omit<WithdrawalRequest, 'seq'> & { payees?: string },
+    ): Promise<number> {
       const childSeq = await r.hincrby(c.batchKey(batchId), 'next_seq', 1);
       const [open, st, existing] = await r.cashoutSplit(
         c.reqKey(batchId, seq),
@@ -206,7 +240,13 @@ export function requestOps(c: LedgerContext) {
       if (open < 0) refuse(batchId, seq, 'split', st as RequestState);
       return existing !== undefined ? Number(existing) : childSeq;
     },
-    async resolve(batchId: string, seq: number, finding: 'created' | 'not_created', by: string, note: string): Promise<void> {
+    async resolve(
+      batchId: string,
+      seq: number,
+      finding: 'created' | 'not_created',
+      by: string,
+      note: string,
+    ): Promise<void> {
       const at = c.now();
       const res = await r.cashoutResolve(
         c.reqKey(batchId, seq),
@@ -218,7 +258,8 @@ export function requestOps(c: LedgerContext) {
         String(seq),
       );
       if (res[0] === 'missing') refuse(batchId, seq, 'resolve_created', 'missing');
-      if (res[0] !== 'ok') refuse(batchId, seq, finding === 'created' ? 'resolve_created' : 'resolve_not_created', res[1] as RequestState);
+      if (res[0] !== 'ok')
+        refuse(batchId, seq, finding === 'created' ? 'resolve_created' : 'resolve_not_created', res[1] as RequestState);
     },
     async listResolutions(batchId: string) {
       return (await r.lrange(c.resolutionsKey(batchId), 0, -1)).map((entry) => {

@@ -47,7 +47,9 @@ function loadAll(): Record<ScriptName, string> {
   const payees = read('payees.lua');
   const out = {} as Record<ScriptName, string>;
   for (const [name, { file }] of Object.entries(SCRIPTS) as [ScriptName, (typeof SCRIPTS)[ScriptName]][]) {
-    out[name] = read(file).replace('--@lifecycle', () => prelude).replace('--@payees', () => payees);
+    out[name] = read(file)
+      .replace('--@lifecycle', () => prelude)
+      .replace('--@payees', () => payees);
   }
   return out;
 }
@@ -60,15 +62,27 @@ export function defineLedgerScripts(redis: Redis): void {
   DEFINED.add(redis);
   for (const [name, { keys }] of Object.entries(SCRIPTS) as [ScriptName, (typeof SCRIPTS)[ScriptName]][]) {
     redis.defineCommand(name, { numberOfKeys: keys, lua: scriptSource(name) });
-
   }
 }
 
 /** The script commands as typed methods of a connection. */
 export type LedgerRedis = Redis & {
-  cashoutClaimBuffer(req: string, batch: string, sending: string, register: string, ...args: string[]): Promise<[Buffer, ...(Buffer | Buffer[])[]]>;
+  cashoutClaimBuffer(
+    req: string,
+    batch: string,
+    sending: string,
+    register: string,
+    ...args: string[]
+  ): Promise<[Buffer, ...(Buffer | Buffer[])[]]>;
   cashoutFinish(req: string, batch: string, sending: string, ...args: string[]): Promise<[number, string]>;
-  cashoutSplit(parent: string, batch: string, sending: string, child: string, register: string, ...args: string[]): Promise<[number, string, string?]>;
+  cashoutSplit(
+    parent: string,
+    batch: string,
+    sending: string,
+    child: string,
+    register: string,
+    ...args: string[]
+  ): Promise<[number, string, string?]>;
   cashoutRelease(req: string, sending: string, seq: string): Promise<string>;
   cashoutResolve(req: string, batch: string, list: string, ...args: string[]): Promise<string[]>;
   cashoutStage(register: string, req: string, ...args: (string | Buffer)[]): Promise<string[]>;

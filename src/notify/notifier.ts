@@ -73,7 +73,10 @@ export function createNotifier(
         log.info({ batchId: figures.batchId, event, to: settings.urls.map(hostOf) }, 'notification queued');
       } catch (err) {
         const reason = (err as Error).message;
-        log.warn({ batchId: figures.batchId, event, err: reason }, 'notification could not be queued; the batch goes on');
+        log.warn(
+          { batchId: figures.batchId, event, err: reason },
+          'notification could not be queued; the batch goes on',
+        );
       }
     },
     close: () => queue.close(),

@@ -5,7 +5,7 @@
  * number: only counts and totals leave, and digit runs in the file name are masked.
  */
 import { maskNumber } from '../mask.js';
-import { groupDigits } from '../results/print-summary.js';
+import { groupDigits } from '../money.js';
 
 /** The events notified. */
 export const NOTIFY_EVENTS = ['batch.awaiting_approval', 'batch.finished', 'batch.needs_reconciliation'] as const;
@@ -51,7 +51,9 @@ function safeFileName(name: string): string {
 
 /** The counts worth a chat line, in report order, e.g. "8 accepted, 1 unknown". */
 function countsText(counts: Readonly<Record<string, number>>): string {
-  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s.replace('_', ' ')}`);
+  const parts = Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${s.replace('_', ' ')}`);
   return parts.length > 0 ? parts.join(', ') : 'no rows';
 }
 

@@ -6,7 +6,10 @@ import { Redis } from 'ioredis';
 import { CashoutError } from '../errors.js';
 
 /** Opens a connection and waits until it answers PING. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ workers need. */
-export async function connectRedis(url: string, opts: { forWorker?: boolean; connectTimeoutMs?: number } = {}): Promise<Redis> {
+export async function connectRedis(
+  url: string,
+  opts: { forWorker?: boolean; connectTimeoutMs?: number } = {},
+): Promise<Redis> {
   const redis = new Redis(url, {
     maxRetriesPerRequest: opts.forWorker ? null : 3,
     enableReadyCheck: true,
@@ -21,7 +24,9 @@ export async function connectRedis(url: string, opts: { forWorker?: boolean; con
   try {
     await Promise.race([
       redis.connect(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), opts.connectTimeoutMs ?? 5_000).unref()),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('timed out')), opts.connectTimeoutMs ?? 5_000).unref(),
+      ),
     ]);
     await redis.ping();
   } catch (cause) {

@@ -3,7 +3,7 @@
  * same request twice is a no-op. Adds in chunks with `addBulk`.
  */
 import type { Queue } from 'bullmq';
-import { requestJobId } from '../batch/batch-id.js';
+import { requestJobId } from '../batch-id.js';
 import { SUBMIT_JOB_OPTIONS, type SubmitJobData } from './queues.js';
 
 /**
@@ -11,7 +11,13 @@ import { SUBMIT_JOB_OPTIONS, type SubmitJobData } from './queues.js';
  * `inFlight` (default 4) `addBulk` calls waiting on Redis at once: memory stays bounded and Redis
  * is kept busy. Returns the number of jobs added (already present ids count too).
  */
-export async function enqueueRequests(queue: Queue<SubmitJobData>, batchId: string, seqs: Iterable<number>, chunk = 500, inFlight = 4): Promise<number> {
+export async function enqueueRequests(
+  queue: Queue<SubmitJobData>,
+  batchId: string,
+  seqs: Iterable<number>,
+  chunk = 500,
+  inFlight = 4,
+): Promise<number> {
   let buffer: { name: string; data: SubmitJobData; opts: typeof SUBMIT_JOB_OPTIONS }[] = [];
   let added = 0;
   const pending = new Set<Promise<void>>();
@@ -28,7 +34,11 @@ export async function enqueueRequests(queue: Queue<SubmitJobData>, batchId: stri
   };
   try {
     for (const seq of seqs) {
-      buffer.push({ name: 'submit-withdrawal', data: { batchId, seq }, opts: { ...SUBMIT_JOB_OPTIONS, jobId: requestJobId(batchId, seq) } });
+      buffer.push({
+        name: 'submit-withdrawal',
+        data: { batchId, seq },
+        opts: { ...SUBMIT_JOB_OPTIONS, jobId: requestJobId(batchId, seq) },
+      });
       if (buffer.length >= chunk) await flush();
     }
     await flush();

@@ -34,14 +34,36 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts `redis-server` (from PATH). `appendOnly` turns on AOF with fsync always, in a temporary folder. */
-export async function startPrivateRedis(opts: { appendOnly?: boolean; port?: number; dir?: string } = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis(
+  opts: { appendOnly?: boolean; port?: number; dir?: string } = {},
+): Promise<PrivateRedis> {
   const port = opts.port ?? (await freePort());
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'cashout-redis-')));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--maxmemory-policy', 'noeviction'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--dir',
+    dir,
+    '--maxmemory-policy',
+    'noeviction',
+  ];
   args.push(...(opts.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
   const child = spawn('redis-server', args, { stdio: 'ignore' });
   const spawnError = new Promise<never>((_, reject) =>
-    child.once('error', (e) => reject(new CashoutError('redis_unreachable', `cannot start redis-server (${(e as NodeJS.ErrnoException).code ?? e.message}); install Redis or set REDIS_URL`, {}, e))),
+    child.once('error', (e) =>
+      reject(
+        new CashoutError(
+          'redis_unreachable',
+          `cannot start redis-server (${(e as NodeJS.ErrnoException).code ?? e.message}); install Redis or set REDIS_URL`,
+          {},
+          e,
+        ),
+      ),
+    ),
   );
   const url = `redis://127.0.0.1:${port}`;
   const ready = (async () => {

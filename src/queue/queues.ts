@@ -11,7 +11,10 @@ import type { JobsOptions } from 'bullmq';
 export const SUBMIT_QUEUE = 'cashout-submit';
 
 /** Job data of a submission: which ledger request to send. Holds no personal data. */
-export const SubmitJobData = z.object({ batchId: z.string().regex(/^[0-9a-f]{16}$/), seq: z.number().int().positive() });
+export const SubmitJobData = z.object({
+  batchId: z.string().regex(/^[0-9a-f]{16}$/),
+  seq: z.number().int().positive(),
+});
 export type SubmitJobData = z.infer<typeof SubmitJobData>;
 
 /**

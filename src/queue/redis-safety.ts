@@ -32,15 +32,22 @@ export async function checkRedisSafety(redis: Redis): Promise<RedisSafety> {
     for (let i = 0; i + 1 < flat.length; i += 2) settings[flat[i]!] = flat[i + 1]!;
   } catch {
     settings = {};
-    problems.push('the Redis settings cannot be read (CONFIG GET is not allowed); check appendonly, appendfsync and maxmemory-policy by hand');
+    problems.push(
+      'the Redis settings cannot be read (CONFIG GET is not allowed); check appendonly, appendfsync and maxmemory-policy by hand',
+    );
   }
   const waitAof = versionAtLeast(version, 7, 2);
-  if (settings.appendonly !== undefined && settings.appendonly !== 'yes') problems.push('appendonly must be yes (the ledger must survive a Redis restart)');
+  if (settings.appendonly !== undefined && settings.appendonly !== 'yes')
+    problems.push('appendonly must be yes (the ledger must survive a Redis restart)');
   if (!waitAof && settings.appendfsync !== undefined && settings.appendfsync !== 'always') {
-    problems.push(`appendfsync must be always on Redis ${version} (before 7.2 there is no WAITAOF to wait for the disk)`);
+    problems.push(
+      `appendfsync must be always on Redis ${version} (before 7.2 there is no WAITAOF to wait for the disk)`,
+    );
   }
   if (settings['maxmemory-policy'] !== undefined && settings['maxmemory-policy'] !== 'noeviction') {
-    problems.push(`maxmemory-policy must be noeviction (it is ${settings['maxmemory-policy']}; ledger keys must never be evicted)`);
+    problems.push(
+      `maxmemory-policy must be noeviction (it is ${settings['maxmemory-policy']}; ledger keys must never be evicted)`,
+    );
   }
   return { version, waitAof: waitAof && settings.appendonly === 'yes', problems };
 }

@@ -55,7 +55,8 @@ export function openCsvOut(path: string, header: readonly string[], options: Csv
     return t;
   };
   const put = (row: readonly (string | number | undefined)[]): Promise<void> | undefined => {
-    if (csv.write(row.map((c) => (c === undefined ? '' : typeof c === 'number' ? String(c) : neutraliseCell(c))))) return undefined;
+    if (csv.write(row.map((c) => (c === undefined ? '' : typeof c === 'number' ? String(c) : neutraliseCell(c)))))
+      return undefined;
     return track(once(csv, 'drain').then(() => undefined));
   };
   put(header);

@@ -1,7 +1,7 @@
 /** The short human summary of a batch, printed on stdout after `run`, `report` and `import`. */
 import { join } from 'node:path';
-import type { ReportSummary, RowStatus, Tally } from './write-report.js';
-import { ROW_STATUSES } from './write-report.js';
+import { ROW_STATUSES, type ReportSummary, type RowStatus, type Tally } from './report-summary.js';
+import { groupDigits } from '../money.js';
 
 const MEANING: Record<RowStatus, string> = {
   accepted: 'withdrawal request created by the service',
@@ -17,13 +17,9 @@ const MEANING: Record<RowStatus, string> = {
 function apart(t: Tally): string {
   const n = t.withoutAmount ?? 0;
   if (n === 0) return '';
-  return n === 1 ? '; 1 row with no valid amount is not in this total' : `; ${n} rows with no valid amount are not in this total`;
-}
-
-/** Groups digits of an EGP amount string: "1234567.50" → "1,234,567.50". */
-export function groupDigits(amount: string): string {
-  const [int = '0', dec = '00'] = amount.split('.');
-  return `${int.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${dec}`;
+  return n === 1
+    ? '; 1 row with no valid amount is not in this total'
+    : `; ${n} rows with no valid amount are not in this total`;
 }
 
 /** Renders the summary as text lines. */
@@ -35,14 +31,21 @@ export function formatSummary(s: ReportSummary, reportDir: string): string {
   for (const status of ROW_STATUSES) {
     const t = s.byStatus[status];
     if (t.rows === 0) continue;
-    lines.push(`  ${status.padEnd(9)} ${String(t.rows).padStart(7)}   EGP ${groupDigits(t.amount).padStart(16)}   ${MEANING[status]}${apart(t)}`);
+    lines.push(
+      `  ${status.padEnd(9)} ${String(t.rows).padStart(7)}   EGP ${groupDigits(t.amount).padStart(16)}   ${MEANING[status]}${apart(t)}`,
+    );
   }
-  lines.push(`  ${'total'.padEnd(9)} ${String(s.total.rows).padStart(7)}   EGP ${groupDigits(s.total.amount).padStart(16)}${apart(s.total)}`);
+  lines.push(
+    `  ${'total'.padEnd(9)} ${String(s.total.rows).padStart(7)}   EGP ${groupDigits(s.total.amount).padStart(16)}${apart(s.total)}`,
+  );
   const warned = s.warningRows ?? 0;
-  lines.push(`Warnings: ${warned === 0 ? 'none' : `${warned} ${warned === 1 ? 'row' : 'rows'} (see the warnings column of results.csv)`}`);
+  lines.push(
+    `Warnings: ${warned === 0 ? 'none' : `${warned} ${warned === 1 ? 'row' : 'rows'} (see the warnings column of results.csv)`}`,
+  );
   if (s.haltReason) lines.push(`Stopped: ${s.haltReason}`);
   if (s.refusalReason) lines.push(`Refused: ${s.refusalReason}`);
-  if (s.batchState === 'awaiting_approval') lines.push(`Awaiting approval by someone other than the importer: cashout approve ${s.batchId} --as <name>`);
+  if (s.batchState === 'awaiting_approval')
+    lines.push(`Awaiting approval by someone other than the importer: cashout approve ${s.batchId} --as <name>`);
   lines.push(`Report: ${join(reportDir, 'results.csv')}`);
   lines.push(`Summary: ${join(reportDir, 'summary.html')}`);
   return `${lines.join('\n')}\n`;

@@ -16,8 +16,8 @@ import { dirname, join } from 'node:path';
 import { Eta } from 'eta';
 import { AMOUNT_PATTERN } from '../money.js';
 import { PACKAGE_ROOT } from '../paths.js';
-import { groupDigits } from './print-summary.js';
-import { ROW_STATUSES, type ReportSummary, type RowStatus, type Tally } from './write-report.js';
+import { groupDigits } from '../money.js';
+import { ATTENTION_LIMIT, ROW_STATUSES, type ReportSummary, type RowStatus, type Tally } from './report-summary.js';
 
 /** A row that needs a person's attention (status invalid, rejected, unknown, not_sent or duplicate), as in results.csv. */
 export interface AttentionRow {
@@ -50,12 +50,6 @@ export interface SummaryHtmlInput {
   /** ISO time the page is written. */
   generatedAt: string;
 }
-
-/** Most rows listed in the page's attention table; the rest are counted and left to results.csv. */
-export const ATTENTION_LIMIT = 1000;
-
-/** Statuses whose rows need a person's attention, in report order. */
-export const ATTENTION_STATUSES: readonly RowStatus[] = ['rejected', 'unknown', 'not_sent', 'invalid', 'duplicate'];
 
 /** Folder of the page's templates (the same from `src/` and from the compiled `dist/src/`). */
 export const TEMPLATES_DIR = join(PACKAGE_ROOT, 'src', 'results', 'templates');
@@ -96,7 +90,10 @@ export function scriptSafe(js: string): string {
 
 /** JSON that can sit inside a <script>: `<`, `>`, `&` and the JS line separators are \u-escaped. */
 function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function cspHash(script: string): string {
@@ -154,7 +151,10 @@ export function withoutAmountWords(t: Tally): string {
 function chartInitScript(labels: readonly string[], counts: readonly number[], colours: readonly string[]): string {
   const config = {
     type: 'bar',
-    data: { labels, datasets: [{ label: 'Rows', data: counts, backgroundColor: colours, borderColor: '#424242', borderWidth: 1 }] },
+    data: {
+      labels,
+      datasets: [{ label: 'Rows', data: counts, backgroundColor: colours, borderColor: '#424242', borderWidth: 1 }],
+    },
     options: {
       responsive: false,
       animation: false,
@@ -254,8 +254,19 @@ export function renderSummaryHtml(input: SummaryHtmlInput): string {
     attentionTotal: formatCount(Math.max(input.attentionTotal, input.attention.length)),
     moreRows: moreRows > 0 ? formatCount(moreRows) : '',
     moreRowsWord: moreRows === 1 ? 'row' : 'rows',
-    approvals: input.approvals.map((a) => ({ action: APPROVAL_LABELS[a.action] ?? a.action, by: a.by, at: a.at, note: a.note ?? '' })),
-    resolutions: s.resolutions.map((r) => ({ request: String(r.request), finding: r.finding.replace(/_/g, ' '), by: r.by, at: r.at, note: r.note })),
+    approvals: input.approvals.map((a) => ({
+      action: APPROVAL_LABELS[a.action] ?? a.action,
+      by: a.by,
+      at: a.at,
+      note: a.note ?? '',
+    })),
+    resolutions: s.resolutions.map((r) => ({
+      request: String(r.request),
+      finding: r.finding.replace(/_/g, ' '),
+      by: r.by,
+      at: r.at,
+      note: r.note,
+    })),
     chartJs: CHART_JS,
     chartInit,
   });

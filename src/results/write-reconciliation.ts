@@ -30,7 +30,11 @@ export const RECONCILIATION_COLUMNS = [
 ] as const;
 
 /** All requests of a batch in the given states, in sequence order (original requests and resends). */
-export async function requestsInState(ledger: Ledger, batchId: string, states: readonly string[]): Promise<LedgerRequest[]> {
+export async function requestsInState(
+  ledger: Ledger,
+  batchId: string,
+  states: readonly string[],
+): Promise<LedgerRequest[]> {
   const out: LedgerRequest[] = [];
   const last = await ledger.lastSeq(batchId);
   for (let seq = 1; seq <= last; seq++) {
@@ -56,17 +60,45 @@ export async function writeReconciliation(
   const lines: string[] = [];
   for (const r of requests) {
     lines.push(
-      `request ${r.seq}: sent ${r.sendingAt ?? '?'}, ${(r.walletLines.length + r.bankLines.length)} items, EGP ${formatPiasters(r.totalPiasters)} — ${r.message ?? 'outcome unknown'}`,
+      `request ${r.seq}: sent ${r.sendingAt ?? '?'}, ${r.walletLines.length + r.bankLines.length} items, EGP ${formatPiasters(r.totalPiasters)} — ${r.message ?? 'outcome unknown'}`,
     );
     const wallets = r.body.mobile_wallets ?? [];
     const banks = r.body.bank_accounts ?? [];
     for (const [i, w] of wallets.entries()) {
-      await out.write([r.seq, r.sendingAt, r.httpStatus, r.message, r.walletLines[i], 'wallet', w.holder_name, w.amount, w.mobile_number, '', '', w.description]);
+      await out.write([
+        r.seq,
+        r.sendingAt,
+        r.httpStatus,
+        r.message,
+        r.walletLines[i],
+        'wallet',
+        w.holder_name,
+        w.amount,
+        w.mobile_number,
+        '',
+        '',
+        w.description,
+      ]);
       lines.push(`    line ${r.walletLines[i]}  wallet  ${w.holder_name}  ${w.amount}  ${maskNumber(w.mobile_number)}`);
     }
     for (const [i, b] of banks.entries()) {
-      await out.write([r.seq, r.sendingAt, r.httpStatus, r.message, r.bankLines[i], 'bank', b.holder_name, b.amount, '', b.bank_name, b.number, b.description]);
-      lines.push(`    line ${r.bankLines[i]}  bank    ${b.holder_name}  ${b.amount}  ${b.bank_name}  ${maskNumber(b.number)}`);
+      await out.write([
+        r.seq,
+        r.sendingAt,
+        r.httpStatus,
+        r.message,
+        r.bankLines[i],
+        'bank',
+        b.holder_name,
+        b.amount,
+        '',
+        b.bank_name,
+        b.number,
+        b.description,
+      ]);
+      lines.push(
+        `    line ${r.bankLines[i]}  bank    ${b.holder_name}  ${b.amount}  ${b.bank_name}  ${maskNumber(b.number)}`,
+      );
     }
   }
   await out.close();

@@ -15,61 +15,37 @@ import { describeIssues } from '../import/reasons.js';
 import { alignCells } from '../import/field-count.js';
 import { AMOUNT_PATTERN, formatPiasters, toPiasters } from '../money.js';
 import { CashoutError } from '../errors.js';
-import type { ApprovalEvent, BatchRecord, Ledger, LedgerRequest } from '../ledger/index.js';
-import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
+import type { BatchRecord, Ledger, LedgerRequest } from '../ledger/index.js';
 import { openCsvOut, type CsvOutOptions } from './csv-out.js';
-import { ATTENTION_LIMIT, ATTENTION_STATUSES, renderSummaryHtml, type AttentionRow } from './summary-html.js';
+import { renderSummaryHtml, type AttentionRow } from './summary-html.js';
+import {
+  ATTENTION_LIMIT,
+  ATTENTION_STATUSES,
+  NO_CHANNEL,
+  ROW_STATUSES,
+  type ReportSummary,
+  type RowStatus,
+  type Tally,
+} from './report-summary.js';
+import { BATCH_FILES, type RowNote } from './batch-files.js';
 import { randomBytes } from 'node:crypto';
 
-/** Final status of one input row. `pending` only appears while a batch is still being submitted. */
-export type RowStatus = 'invalid' | 'duplicate' | 'accepted' | 'rejected' | 'unknown' | 'not_sent' | 'pending';
-
-/** Statuses in the order reports list them. */
-export const ROW_STATUSES: readonly RowStatus[] = ['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'duplicate', 'pending'];
-
-/** The `byChannel` key of rows whose channel is neither `wallet` nor `bank` (empty or invalid). */
-export const NO_CHANNEL = '(no valid channel)';
+export { NO_CHANNEL, ROW_STATUSES, type ReportSummary, type RowStatus, type Tally } from './report-summary.js';
 
 /** Columns of results.csv. */
-export const RESULT_COLUMNS = ['line', 'channel', 'reference', 'holder_name', 'amount', 'status', 'request', 'http_status', 'message', 'errors', 'warnings'] as const;
-
-/**
- * Count and EGP total (decimal string) of a group of rows. Every row is counted in `rows`; a row
- * whose amount is not a valid EGP amount (an invalid row's) adds nothing to `amount` and is
- * counted in `withoutAmount` instead, so a total never leaves rows out silently.
- */
-export interface Tally {
-  rows: number;
-  amount: string;
-  /** Rows of `rows` whose amount is not a valid EGP amount (not in `amount`); absent when none. */
-  withoutAmount?: number;
-}
-
-/** Content of summary.json. */
-export interface ReportSummary {
-  readonly batchId: string;
-  readonly fileName: string;
-  readonly sha256: string;
-  readonly batchState: string;
-  readonly rows: number;
-  readonly requests: number;
-  readonly byStatus: Record<RowStatus, Tally>;
-  readonly byChannel: Record<string, Tally>;
-  readonly total: Tally;
-  readonly startedAt: string;
-  readonly finishedAt: string | null;
-  readonly reportWrittenAt: string;
-  readonly serviceUrl: string;
-  readonly haltReason?: string;
-  /** Why the batch was refused, when it was. */
-  readonly refusalReason?: string;
-  /** Who imported, approved or cancelled the batch, and when. */
-  readonly approvals: readonly ApprovalEvent[];
-  /** Every finding a person recorded on an unknown request (reconciliation). */
-  readonly resolutions: readonly { request: number; finding: string; by: string; at: string; note: string }[];
-  /** Rows with at least one warning (results.csv's `warnings` column). */
-  readonly warningRows?: number;
-}
+export const RESULT_COLUMNS = [
+  'line',
+  'channel',
+  'reference',
+  'holder_name',
+  'amount',
+  'status',
+  'request',
+  'http_status',
+  'message',
+  'errors',
+  'warnings',
+] as const;
 
 interface RowOutcome {
   status: RowStatus;
@@ -94,13 +70,24 @@ async function* readNotes(path: string): AsyncGenerator<RowNote> {
 
 function outcomeFromRequest(req: LedgerRequest, line: number): RowOutcome | 'follow' {
   const res = req.resolution;
-  const reconciled = res ? ` (reconciled as ${res.finding.replace('_', ' ')} by ${res.by} on ${res.at}: ${res.note})` : '';
-  const base = { request: req.seq, httpStatus: req.httpStatus, message: `${req.message ?? ''}${req.state === 'reconciled_created' ? '' : reconciled}`, errors: '' };
+  const reconciled = res
+    ? ` (reconciled as ${res.finding.replace('_', ' ')} by ${res.by} on ${res.at}: ${res.note})`
+    : '';
+  const base = {
+    request: req.seq,
+    httpStatus: req.httpStatus,
+    message: `${req.message ?? ''}${req.state === 'reconciled_created' ? '' : reconciled}`,
+    errors: '',
+  };
   switch (req.state) {
     case 'accepted':
       return { ...base, status: 'accepted' };
     case 'reconciled_created':
-      return { ...base, status: 'accepted', message: `accepted (reconciled): created by the service, as ${res?.by ?? 'staff'} found on ${res?.at ?? '?'}: ${res?.note ?? ''}` };
+      return {
+        ...base,
+        status: 'accepted',
+        message: `accepted (reconciled): created by the service, as ${res?.by ?? 'staff'} found on ${res?.at ?? '?'}: ${res?.note ?? ''}`,
+      };
     case 'rejected': {
       const own = req.rowErrors?.[String(line)];
       if (own) return { ...base, status: 'rejected', errors: own.join('; ') };
@@ -117,7 +104,12 @@ function outcomeFromRequest(req: LedgerRequest, line: number): RowOutcome | 'fol
 }
 
 /** Outcome of `line`, which belongs to `req`, following 422 resends to the request that decided it. */
-async function rowOutcome(ledger: Ledger, req: LedgerRequest, line: number, cache: Map<number, LedgerRequest>): Promise<RowOutcome> {
+async function rowOutcome(
+  ledger: Ledger,
+  req: LedgerRequest,
+  line: number,
+  cache: Map<number, LedgerRequest>,
+): Promise<RowOutcome> {
   let current = req;
   for (let hops = 0; hops < 10_000; hops++) {
     const o = outcomeFromRequest(current, line);
@@ -131,7 +123,13 @@ async function rowOutcome(ledger: Ledger, req: LedgerRequest, line: number, cach
     }
     current = child;
   }
-  return { status: 'unknown', request: current.seq, httpStatus: undefined, message: 'request record missing from the ledger', errors: '' };
+  return {
+    status: 'unknown',
+    request: current.seq,
+    httpStatus: undefined,
+    message: 'request record missing from the ledger',
+    errors: '',
+  };
 }
 
 function emptyTallies(): Record<RowStatus, Tally> {
@@ -205,7 +203,13 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
   };
   // Read the batch's copy of the input the way it was imported (delimiter, encoding); no size
   // limits here: the file was accepted once already.
-  const readAs = { ...(batch.delimiter ? { delimiter: batch.delimiter } : {}), ...(batch.encoding ? { encoding: batch.encoding } : {}), maxBytes: Number.MAX_SAFE_INTEGER, maxRows: Number.MAX_SAFE_INTEGER, maxRecordBytes: 256 * 1024 * 1024 };
+  const readAs = {
+    ...(batch.delimiter ? { delimiter: batch.delimiter } : {}),
+    ...(batch.encoding ? { encoding: batch.encoding } : {}),
+    maxBytes: Number.MAX_SAFE_INTEGER,
+    maxRows: Number.MAX_SAFE_INTEGER,
+    maxRecordBytes: 256 * 1024 * 1024,
+  };
   for await (const record of readRecords(join(dir, BATCH_FILES.input), readAs)) {
     if (!header) {
       header = indexHeader(record.cells);
@@ -222,15 +226,29 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
       nextNote = await notes.next();
     }
     if (note?.status === 'invalid') {
-      o = { status: 'invalid', request: undefined, httpStatus: undefined, message: 'row not valid; not sent', errors: describeIssues(note.issues ?? []) };
+      o = {
+        status: 'invalid',
+        request: undefined,
+        httpStatus: undefined,
+        message: 'row not valid; not sent',
+        errors: describeIssues(note.issues ?? []),
+      };
     } else if (note?.status === 'duplicate') {
-      o = { status: 'duplicate', request: undefined, httpStatus: undefined, message: note.message ?? 'not sent: reference already paid', errors: '' };
+      o = {
+        status: 'duplicate',
+        request: undefined,
+        httpStatus: undefined,
+        message: note.message ?? 'not sent: reference already paid',
+        errors: '',
+      };
     } else if (req && reqLines[reqPos] === line) {
       // Rows of a request share its outcome unless it was rejected (each row may have its own reasons).
       if (req.state === 'rejected') o = await rowOutcome(ledger, req, line, cache);
       else o = sharedOutcome ??= outcomeFromRequest(req, line) as RowOutcome;
-      if (o.status === 'pending' && batch.state === 'cancelled') o = { ...o, status: 'not_sent', message: 'not sent: the batch was cancelled before approval' };
-      else if (o.status === 'pending' && batch.state === 'awaiting_approval') o = { ...o, message: 'awaiting approval; nothing is sent before it' };
+      if (o.status === 'pending' && batch.state === 'cancelled')
+        o = { ...o, status: 'not_sent', message: 'not sent: the batch was cancelled before approval' };
+      else if (o.status === 'pending' && batch.state === 'awaiting_approval')
+        o = { ...o, message: 'awaiting approval; nothing is sent before it' };
       reqPos++;
       if (reqPos >= reqLines.length) await nextRequest();
     } else {
@@ -239,7 +257,9 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
         request: undefined,
         httpStatus: undefined,
         message:
-          batch.state === 'refused' ? `not queued: batch refused: ${batch.refusalReason ?? 'the file has invalid rows'}` : 'not queued',
+          batch.state === 'refused'
+            ? `not queued: batch refused: ${batch.refusalReason ?? 'the file has invalid rows'}`
+            : 'not queued',
         errors: '',
       };
     }
@@ -248,15 +268,40 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
     const piasters = AMOUNT_PATTERN.test(amount) ? toPiasters(amount) : undefined;
     add(byStatus[o.status], piasters);
     // Only the two channels the service knows; any other value (an invalid row's) is grouped apart.
-    add((byChannel[channel === 'wallet' || channel === 'bank' ? channel : NO_CHANNEL] ??= { rows: 0, amount: '0.00' }), piasters);
+    add(
+      (byChannel[channel === 'wallet' || channel === 'bank' ? channel : NO_CHANNEL] ??= { rows: 0, amount: '0.00' }),
+      piasters,
+    );
     add(total, piasters);
     if ((note?.warnings ?? []).length > 0) warningRows++;
-    const writing = out.write([line, channel, cell(cells, 'reference'), cell(cells, 'holder_name'), amount, o.status, o.request, o.httpStatus, o.message, o.errors, (note?.warnings ?? []).join('; ')]);
+    const writing = out.write([
+      line,
+      channel,
+      cell(cells, 'reference'),
+      cell(cells, 'holder_name'),
+      amount,
+      o.status,
+      o.request,
+      o.httpStatus,
+      o.message,
+      o.errors,
+      (note?.warnings ?? []).join('; '),
+    ]);
     if (writing) await writing;
     if ((ATTENTION_STATUSES as readonly string[]).includes(o.status)) {
       attentionTotal++;
       if (attention.length < ATTENTION_LIMIT) {
-        attention.push({ line, channel, reference: cell(cells, 'reference'), holder_name: cell(cells, 'holder_name'), amount, status: o.status, request: o.request === undefined ? '' : String(o.request), message: o.message, errors: o.errors });
+        attention.push({
+          line,
+          channel,
+          reference: cell(cells, 'reference'),
+          holder_name: cell(cells, 'holder_name'),
+          amount,
+          status: o.status,
+          request: o.request === undefined ? '' : String(o.request),
+          message: o.message,
+          errors: o.errors,
+        });
       }
     }
   }
@@ -288,7 +333,13 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
   const tmp = join(dir, `${BATCH_FILES.summary}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
   await rename(tmp, join(dir, BATCH_FILES.summary));
-  const html = renderSummaryHtml({ summary, attention, attentionTotal, approvals: summary.approvals, generatedAt: summary.reportWrittenAt });
+  const html = renderSummaryHtml({
+    summary,
+    attention,
+    attentionTotal,
+    approvals: summary.approvals,
+    generatedAt: summary.reportWrittenAt,
+  });
   const htmlTmp = join(dir, `${BATCH_FILES.summaryHtml}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeFile(htmlTmp, html, { mode: 0o600 });
   await rename(htmlTmp, join(dir, BATCH_FILES.summaryHtml));

@@ -82,21 +82,21 @@ export const SANDBOX_ASSUMPTIONS = {
   },
   zeroAmount: {
     endpoints: ['withdrawal', 'charge'],
-    when: 'an `amount` of `0.00` (the right format, but nothing to pay); under the amount\'s key',
+    when: "an `amount` of `0.00` (the right format, but nothing to pay); under the amount's key",
     status: 422,
     text: 'The :attribute field must be greater than 0.',
     documentSays: '§2.1, §2.4: two decimal places; §8: minimum amounts are not shown',
   },
   noItems: {
     endpoints: ['withdrawal'],
-    when: 'neither `mobile_wallets` nor `bank_accounts` is given; under each array\'s key',
+    when: "neither `mobile_wallets` nor `bank_accounts` is given; under each array's key",
     status: 422,
     text: 'The :attribute field is required when :other is not present.',
     documentSays: '§2.4: "only mobile_wallets, only bank_accounts, or both"; a request with neither is not shown',
   },
   emptyItems: {
     endpoints: ['withdrawal'],
-    when: 'both arrays are present and empty; under each array\'s key',
+    when: "both arrays are present and empty; under each array's key",
     status: 422,
     text: 'The :attribute field must have at least 1 item when :other has none.',
     documentSays: '§2.4: a request with no item is not shown',
@@ -154,7 +154,7 @@ export const SANDBOX_ASSUMPTIONS = {
   },
   wrongOtp: {
     endpoints: ['otp dialog'],
-    when: 'the OTP typed in the dialog is not the test card\'s: the charge settles FAILED at once',
+    when: "the OTP typed in the dialog is not the test card's: the charge settles FAILED at once",
     status: 200,
     text: 'FAILED',
     documentSays: '§6.1: the dialog reports PAID or FAILED; attempts and their limit are not shown',

@@ -26,7 +26,12 @@ export const FAULT_KINDS = [
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Fault kinds answered before the body is validated, creating nothing (an overloaded server). */
-export const NON_CREATING_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>(['http500', 'http503', 'http429', 'hang']);
+export const NON_CREATING_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
+  'http500',
+  'http503',
+  'http429',
+  'hang',
+]);
 
 /**
  * Fault configuration of the sandbox. Probabilities are per authenticated POST.
@@ -65,7 +70,12 @@ const FaultConfigSchema = z
       ])
       .optional(),
     rates: z
-      .object(Object.fromEntries(FAULT_KINDS.map((k) => [k, rate.optional()])) as Record<FaultKind, z.ZodOptional<typeof rate>>)
+      .object(
+        Object.fromEntries(FAULT_KINDS.map((k) => [k, rate.optional()])) as Record<
+          FaultKind,
+          z.ZodOptional<typeof rate>
+        >,
+      )
       .strict()
       .refine((r) => Object.values(r).reduce<number>((s, v) => s + (v ?? 0), 0) <= 1 + 1e-9, {
         message: 'the fault rates must sum to at most 1',
@@ -93,7 +103,8 @@ export function parseFaultConfig(input: unknown): FaultConfig {
   }
   const out: FaultConfig = {};
   const d = parsed.data;
-  if (d.latencyMs !== undefined) out.latencyMs = typeof d.latencyMs === 'number' ? d.latencyMs : { min: d.latencyMs.min, max: d.latencyMs.max };
+  if (d.latencyMs !== undefined)
+    out.latencyMs = typeof d.latencyMs === 'number' ? d.latencyMs : { min: d.latencyMs.min, max: d.latencyMs.max };
   if (d.rates !== undefined) {
     const rates: Partial<Record<FaultKind, number>> = {};
     for (const k of FAULT_KINDS) {
@@ -152,7 +163,8 @@ export function pickLatency(config: FaultConfig, rand: () => number): number {
 function envNumber(name: string, value: string): number {
   const trimmed = value.trim();
   const n = trimmed === '' ? Number.NaN : Number(trimmed);
-  if (!Number.isFinite(n)) throw new CashoutError('config_invalid', `${name} must be a number, got "${value}"`, { name });
+  if (!Number.isFinite(n))
+    throw new CashoutError('config_invalid', `${name} must be a number, got "${value}"`, { name });
   return n;
 }
 
@@ -179,7 +191,11 @@ export function faultConfigFromEnv(env: Record<string, string | undefined>): Fau
     for (const part of rates.split(',')) {
       if (part.trim() === '') continue;
       const eq = part.indexOf('=');
-      if (eq < 0) throw new CashoutError('config_invalid', `SANDBOX_FAULT_RATES entries must look like kind=probability, got "${part.trim()}"`);
+      if (eq < 0)
+        throw new CashoutError(
+          'config_invalid',
+          `SANDBOX_FAULT_RATES entries must look like kind=probability, got "${part.trim()}"`,
+        );
       const kind = part.slice(0, eq).trim();
       if (kind in out) throw new CashoutError('config_invalid', `SANDBOX_FAULT_RATES names ${kind} twice`);
       out[kind] = envNumber(`SANDBOX_FAULT_RATES ${kind}`, part.slice(eq + 1));

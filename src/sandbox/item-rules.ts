@@ -64,14 +64,20 @@ function fieldProblem(field: string, value: unknown, banks: BankList): string | 
   switch (field) {
     case 'amount':
       // §2.4.1/§2.4.2: decimal with two decimal places; a payout of nothing is not a payout.
-      if (!AMOUNT_PATTERN.test(value)) return `The ${KEY} field must be a decimal with exactly two decimal places (NN.NN).`;
+      if (!AMOUNT_PATTERN.test(value))
+        return `The ${KEY} field must be a decimal with exactly two decimal places (NN.NN).`;
       return isAboveZero(value) ? undefined : SANDBOX_ASSUMPTIONS.zeroAmount.text.replace(':attribute', KEY);
     case 'type':
-      return (TRANSFER_TYPES as readonly string[]).includes(value) ? undefined : `The selected ${KEY} is invalid (TRANSFER or REFUND).`;
+      return (TRANSFER_TYPES as readonly string[]).includes(value)
+        ? undefined
+        : `The selected ${KEY} is invalid (TRANSFER or REFUND).`;
     case 'mobile_number': {
       // §2.4.1: international format.
-      if (!value.startsWith('+')) return `The ${KEY} field must be a mobile number in international format (+ and country code).`;
-      return isValidInternational(value) ? undefined : `The ${KEY} field must be a valid mobile number in international format.`;
+      if (!value.startsWith('+'))
+        return `The ${KEY} field must be a mobile number in international format (+ and country code).`;
+      return isValidInternational(value)
+        ? undefined
+        : `The ${KEY} field must be a valid mobile number in international format.`;
     }
     case 'bank_name':
       // §2.4.2: must match an entry of the published list exactly.

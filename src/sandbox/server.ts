@@ -121,7 +121,10 @@ function deepFreeze<T>(value: T): T {
  */
 export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   if (typeof opts.token !== 'string' || opts.token === '' || /[\s\x00-\x1f\x7f]/.test(opts.token)) {
-    throw new CashoutError('config_invalid', 'the sandbox token must be a non-empty string without spaces or control characters');
+    throw new CashoutError(
+      'config_invalid',
+      'the sandbox token must be a non-empty string without spaces or control characters',
+    );
   }
   const host = opts.host ?? '127.0.0.1';
   const expectedAuth = Buffer.from(`Bearer ${opts.token}`, 'utf8');
@@ -139,7 +142,14 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   let ledger: Created[] = [];
   let nextId = 1;
   const entries = (): SandboxLedgerEntry[] =>
-    ledger.map((c) => (c.entry ??= deepFreeze({ id: c.id, created_at: c.created_at, body: JSON.parse(c.raw.toString('utf8')) as WithdrawalRequestBody })));
+    ledger.map(
+      (c) =>
+        (c.entry ??= deepFreeze({
+          id: c.id,
+          created_at: c.created_at,
+          body: JSON.parse(c.raw.toString('utf8')) as WithdrawalRequestBody,
+        })),
+    );
   let receivedCount = 0;
   let chargeCount = 0;
   const merchant: SandboxMerchant = Object.freeze({
@@ -232,7 +242,13 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     const arrived = arrivals.get(req) ?? performance.now();
     const delay = Math.max(0, pickLatency(faults, auxRand) - (performance.now() - arrived));
     const signal = closeSignal.signal;
-    const waited = delay > 0 ? sleep(delay, undefined, { signal }).then(() => true, () => false) : true;
+    const waited =
+      delay > 0
+        ? sleep(delay, undefined, { signal }).then(
+            () => true,
+            () => false,
+          )
+        : true;
     return async () => (await waited) && !closing;
   };
 
@@ -315,7 +331,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     if (adminNeedsToken && !authorized(req.headers.authorization)) return reply.code(401).send(UNAUTHENTICATED);
   };
 
-  app.get('/__sandbox/ledger', { onRequest: adminGuard }, async () => ({ requests: entries(), received: receivedCount }));
+  app.get('/__sandbox/ledger', { onRequest: adminGuard }, async () => ({
+    requests: entries(),
+    received: receivedCount,
+  }));
 
   app.get('/__sandbox/charges', { onRequest: adminGuard }, async () => ({
     charges: desk.list(),

@@ -44,7 +44,10 @@ const TestCardSchema = z
   .object({
     number: z.string().regex(CHARGE_FIELD_RULES.card_number.pattern, 'must be 16 digits'),
     behaviour: z.enum(TEST_CARD_BEHAVIOURS),
-    otp: z.string().regex(/^\d{4,8}$/, 'must be 4 to 8 digits').optional(),
+    otp: z
+      .string()
+      .regex(/^\d{4,8}$/, 'must be 4 to 8 digits')
+      .optional(),
     label: z.string().min(1).optional(),
   })
   .strict()

@@ -171,7 +171,9 @@ export function classifyNotOk(result: HttpResult): Exclude<Classified, { kind: '
 }
 
 /** Where a §7 `errors` key points: `mobile_wallets.2.mobile_number` → wallet item 2, field mobile_number. */
-export function errorKeyTarget(key: string): { array: 'mobile_wallets' | 'bank_accounts'; index: number; field: string } | undefined {
+export function errorKeyTarget(
+  key: string,
+): { array: 'mobile_wallets' | 'bank_accounts'; index: number; field: string } | undefined {
   const m = /^(mobile_wallets|bank_accounts)\.(\d+)(?:\.(.+))?$/.exec(key);
   if (!m) return undefined;
   return { array: m[1] as 'mobile_wallets' | 'bank_accounts', index: Number(m[2]), field: m[3] ?? '' };

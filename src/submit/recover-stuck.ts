@@ -8,7 +8,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { requestJobId } from '../batch/batch-id.js';
+import { requestJobId } from '../batch-id.js';
 import { enqueueRequests } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from '../ledger/index.js';
@@ -54,7 +54,11 @@ export async function recoverStuckRequests(deps: RecoverDeps): Promise<number> {
   let failedJobs: Awaited<ReturnType<typeof queue.getFailed>> | undefined;
   let liveJobIds: Set<string> | undefined;
   for (const batch of await ledger.listBatches(1000)) {
-    if (batch.state === 'awaiting_approval' && batch.expiresAt !== undefined && Date.parse(batch.expiresAt) < Date.now()) {
+    if (
+      batch.state === 'awaiting_approval' &&
+      batch.expiresAt !== undefined &&
+      Date.parse(batch.expiresAt) < Date.now()
+    ) {
       try {
         await ledger.cancelBatch(batch.id, 'bulk-cashout', `not approved before ${batch.expiresAt}`, true);
         log.warn({ batchId: batch.id }, 'batch not approved in time: cancelled');

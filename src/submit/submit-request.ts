@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
 import { CashoutError, isCashoutError, type ErrorCode } from '../errors.js';
 import { toPiasters } from '../money.js';
-import type { WithdrawalRequest } from '../batch/group-items.js';
+import type { WithdrawalRequest } from '../ledger/withdrawal-request.js';
 import { classifyOutcome, errorKeyTarget, type Classified } from './classify-outcome.js';
 import type { ClaimResult, Ledger, LedgerRequest } from '../ledger/index.js';
 import { describeRefusal, stateWords, transition } from '../ledger/lifecycle.js';
@@ -72,12 +72,17 @@ export interface RejectionMap {
 }
 
 /** Attaches each §7 error to the row its key names (`bank_accounts.2.bank_name` → that item's line), else to every row. */
-export function mapRejection(request: Pick<LedgerRequest, 'walletLines' | 'bankLines'>, errors: Readonly<Record<string, readonly string[]>>): RejectionMap {
+export function mapRejection(
+  request: Pick<LedgerRequest, 'walletLines' | 'bankLines'>,
+  errors: Readonly<Record<string, readonly string[]>>,
+): RejectionMap {
   const rowErrors: Record<string, string[]> = {};
   const general: string[] = [];
   for (const [key, reasons] of Object.entries(errors)) {
     const target = errorKeyTarget(key);
-    const line = target ? (target.array === 'mobile_wallets' ? request.walletLines : request.bankLines)[target.index] : undefined;
+    const line = target
+      ? (target.array === 'mobile_wallets' ? request.walletLines : request.bankLines)[target.index]
+      : undefined;
     if (target && line !== undefined) {
       const column = FIELD_TO_COLUMN[target.field] ?? (target.field || target.array);
       (rowErrors[line] ??= []).push(...reasons.map((r) => `${column}: ${r}`));
@@ -125,7 +130,13 @@ export function remainderOf(
 }
 
 /** Codes of `submitRequest`'s refusals to send: never tried again by themselves (a person acts). */
-export const SEND_REFUSALS: readonly ErrorCode[] = ['state_conflict', 'request_not_found', 'batch_state', 'service_mismatch', 'payee_held'];
+export const SEND_REFUSALS: readonly ErrorCode[] = [
+  'state_conflict',
+  'request_not_found',
+  'batch_state',
+  'service_mismatch',
+  'payee_held',
+];
 
 /** True when `err` is a refusal of the ledger to send (see `SEND_REFUSALS`). */
 export function isSendRefusal(err: unknown): err is CashoutError {
@@ -149,7 +160,11 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
         const batch = await ledger.getBatch(batchId);
         const request = await ledger.getRequest(batchId, seq);
         if (request?.state === 'pending') {
-          const open = await ledger.finishUnsent(batchId, seq, `not sent: the batch was stopped (${batch?.haltReason ?? 'halted'})`);
+          const open = await ledger.finishUnsent(
+            batchId,
+            seq,
+            `not sent: the batch was stopped (${batch?.haltReason ?? 'halted'})`,
+          );
           return { kind: 'final', state: 'not_sent', open };
         }
       }
@@ -171,25 +186,43 @@ export async function submitRequest(deps: SubmitDeps, batchId: string, seq: numb
         await deps.makeDurable();
       } catch (cause) {
         await ledger.release(batchId, seq);
-        throw new CashoutError('redis_unsafe', `the sending mark of request ${seq} of batch ${batchId} could not be made durable; nothing was sent`, { batchId, seq }, cause);
+        throw new CashoutError(
+          'redis_unsafe',
+          `the sending mark of request ${seq} of batch ${batchId} could not be made durable; nothing was sent`,
+          { batchId, seq },
+          cause,
+        );
       }
     }
     const started = Date.now();
     // The ledger's own text of the body: what was checked at import is what is sent.
     const result = await deps.client.postWithdrawal(request.bodyJson ?? request.body);
     const outcome = classifyOutcome(result);
-    deps.observe?.(outcome.kind === 'not_sent' ? `not_sent_${outcome.reason}` : outcome.kind, request.walletLines.length + request.bankLines.length, (Date.now() - started) / 1000);
+    deps.observe?.(
+      outcome.kind === 'not_sent' ? `not_sent_${outcome.reason}` : outcome.kind,
+      request.walletLines.length + request.bankLines.length,
+      (Date.now() - started) / 1000,
+    );
     // One line per request: at debug level when it was created (the common case, up to thousands a
     // second, kept in the ledger and the metrics anyway), at info level when a person may need it.
     log[outcome.kind === 'created' ? 'debug' : 'info'](
-      { batchId, seq, outcome: outcome.kind, httpStatus: 'httpStatus' in outcome ? outcome.httpStatus : undefined, ms: Date.now() - started },
+      {
+        batchId,
+        seq,
+        outcome: outcome.kind,
+        httpStatus: 'httpStatus' in outcome ? outcome.httpStatus : undefined,
+        ms: Date.now() - started,
+      },
       'withdrawal request submitted',
     );
 
     if (outcome.kind === 'not_sent' && outcome.reason === 'connect' && attempt < deps.connectRetries) {
       await ledger.release(batchId, seq);
       const wait = deps.connectBackoffMs * 2 ** attempt;
-      log.warn({ batchId, seq, attempt: attempt + 1, waitMs: wait }, 'service not reachable; nothing was sent; trying again');
+      log.warn(
+        { batchId, seq, attempt: attempt + 1, waitMs: wait },
+        'service not reachable; nothing was sent; trying again',
+      );
       await sleep(wait);
       continue;
     }
@@ -230,7 +263,10 @@ async function withLedgerRetries<T>(
       if (err instanceof Aborted) throw giveUp(lastError);
       if (err instanceof CashoutError || attempt >= 40) throw err;
       lastError = err;
-      deps.log.warn({ attempt: attempt + 1, err: (err as Error).message }, 'could not record the outcome in the ledger; trying again');
+      deps.log.warn(
+        { attempt: attempt + 1, err: (err as Error).message },
+        'could not record the outcome in the ledger; trying again',
+      );
       const stopping = stop?.stopping.aborted === true;
       const wait = stopping ? STOPPING_RETRY_MS : Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
       // A long pause ends early when the stop begins, any pause at the deadline (checked above).
@@ -285,12 +321,20 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
   const { batchId, seq } = request;
   switch (outcome.kind) {
     case 'created':
-      return { kind: 'final', state: 'accepted', open: await ledger.finish(batchId, seq, { state: 'accepted', httpStatus: 200, message: outcome.message }) };
+      return {
+        kind: 'final',
+        state: 'accepted',
+        open: await ledger.finish(batchId, seq, { state: 'accepted', httpStatus: 200, message: outcome.message }),
+      };
     case 'unknown':
       return {
         kind: 'final',
         state: 'unknown',
-        open: await ledger.finish(batchId, seq, { state: 'unknown', message: outcome.message, ...(outcome.httpStatus ? { httpStatus: outcome.httpStatus } : {}) }),
+        open: await ledger.finish(batchId, seq, {
+          state: 'unknown',
+          message: outcome.message,
+          ...(outcome.httpStatus ? { httpStatus: outcome.httpStatus } : {}),
+        }),
       };
     case 'not_sent':
       if (outcome.reason === 'rate_limited') {
@@ -301,14 +345,23 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
       return {
         kind: 'final',
         state: 'not_sent',
-        open: await ledger.finish(batchId, seq, { state: 'not_sent', message: outcome.message, ...(outcome.httpStatus ? { httpStatus: outcome.httpStatus } : {}) }),
+        open: await ledger.finish(batchId, seq, {
+          state: 'not_sent',
+          message: outcome.message,
+          ...(outcome.httpStatus ? { httpStatus: outcome.httpStatus } : {}),
+        }),
       };
     case 'rejected': {
       const map = mapRejection(request, outcome.errors);
       const named = new Set(Object.keys(map.rowErrors).map(Number));
       const rest = map.general.length === 0 && named.size > 0 ? remainderOf(request, named) : undefined;
       if (rest) {
-        const childSeq = await ledger.split(batchId, seq, { httpStatus: outcome.httpStatus, message: outcome.message, rowErrors: map.rowErrors }, rest);
+        const childSeq = await ledger.split(
+          batchId,
+          seq,
+          { httpStatus: outcome.httpStatus, message: outcome.message, rowErrors: map.rowErrors },
+          rest,
+        );
         const batch = await ledger.getBatch(batchId);
         return { kind: 'split', childSeq, open: batch?.open ?? 1 };
       }
@@ -318,21 +371,43 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
         const all = [...own, ...map.general];
         rowErrors[line] = all.length > 0 ? all : [outcome.message];
       }
-      return { kind: 'final', state: 'rejected', open: await ledger.finish(batchId, seq, { state: 'rejected', httpStatus: outcome.httpStatus, message: outcome.message, rowErrors }) };
+      return {
+        kind: 'final',
+        state: 'rejected',
+        open: await ledger.finish(batchId, seq, {
+          state: 'rejected',
+          httpStatus: outcome.httpStatus,
+          message: outcome.message,
+          rowErrors,
+        }),
+      };
     }
   }
 }
 
-function refusal(batchId: string, seq: number, claim: Exclude<ClaimResult, { claimed: true }>, serviceUrl: string): CashoutError {
+function refusal(
+  batchId: string,
+  seq: number,
+  claim: Exclude<ClaimResult, { claimed: true }>,
+  serviceUrl: string,
+): CashoutError {
   switch (claim.reason) {
     case 'missing':
-      return new CashoutError('request_not_found', `request ${seq} of batch ${batchId} is not in the ledger; nothing was sent`, { batchId, seq });
+      return new CashoutError(
+        'request_not_found',
+        `request ${seq} of batch ${batchId} is not in the ledger; nothing was sent`,
+        { batchId, seq },
+      );
     case 'batch':
-      return new CashoutError('batch_state', `batch ${batchId} is ${claim.batchState}, not queued; request ${seq} was not sent`, {
-        batchId,
-        seq,
-        batchState: claim.batchState,
-      });
+      return new CashoutError(
+        'batch_state',
+        `batch ${batchId} is ${claim.batchState}, not queued; request ${seq} was not sent`,
+        {
+          batchId,
+          seq,
+          batchState: claim.batchState,
+        },
+      );
     case 'service':
       return new CashoutError(
         'service_mismatch',
@@ -351,11 +426,15 @@ function refusal(batchId: string, seq: number, claim: Exclude<ClaimResult, { cla
     }
     case 'state': {
       const t = transition(claim.state, 'claim');
-      return new CashoutError('state_conflict', describeRefusal('refused' in t ? t.refused : 'already_final', batchId, seq, claim.state), {
-        batchId,
-        seq,
-        state: claim.state,
-      });
+      return new CashoutError(
+        'state_conflict',
+        describeRefusal('refused' in t ? t.refused : 'already_final', batchId, seq, claim.state),
+        {
+          batchId,
+          seq,
+          state: claim.state,
+        },
+      );
     }
   }
 }

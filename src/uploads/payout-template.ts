@@ -10,8 +10,18 @@ import { COLUMNS } from '../import/columns.js';
 
 /** The example rows, one per channel, in the order of `COLUMNS`. */
 export const TEMPLATE_ROWS: readonly (readonly string[])[] = [
-  ['wallet', '1500.00', 'TRANSFER', 'محمد أحمد السيد', '+201001234567', '', '', '', 'November commission',
-    'PAY-2026-11-0001'],
+  [
+    'wallet',
+    '1500.00',
+    'TRANSFER',
+    'محمد أحمد السيد',
+    '+201001234567',
+    '',
+    '',
+    '',
+    'November commission',
+    'PAY-2026-11-0001',
+  ],
   [
     'bank',
     '12500.50',

@@ -130,6 +130,9 @@ async function removeOld(root: string): Promise<void> {
 /** A file name safe to keep: letters (Latin or Arabic), digits, space, dot, dash, underscore, brackets. */
 export function safeFileName(name: string, fallback: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const safe = base.replace(/[^\w.\-() \u0600-\u06ff]/g, '_').replace(/^[.\s]+/, '').slice(-100);
+  const safe = base
+    .replace(/[^\w.\-() \u0600-\u06ff]/g, '_')
+    .replace(/^[.\s]+/, '')
+    .slice(-100);
   return safe === '' ? fallback : safe;
 }

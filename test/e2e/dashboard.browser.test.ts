@@ -20,7 +20,7 @@ import { importBatch, type ImportResult } from '../../src/batch/import-batch.js'
 import { createPaymentClient, type PaymentClient } from '../../src/submit/payment-client.js';
 import { writeReport } from '../../src/results/write-report.js';
 import { freePort } from '../../src/queue/private-redis.js';
-import { requestJobId } from '../../src/batch/batch-id.js';
+import { requestJobId } from '../../src/batch-id.js';
 import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
@@ -42,10 +42,30 @@ describe('dashboard in a browser', () => {
   const batches: Record<'finished' | 'awaiting' | 'notSent' | 'unknown' | 'errors', ImportResult> = {} as never;
 
   const startWorker = (baseUrl: string) => {
-    client = createPaymentClient({ baseUrl, token: TOKEN, requestTimeoutMs: 2000, connectTimeoutMs: 500, connections: 4 });
+    client = createPaymentClient({
+      baseUrl,
+      token: TOKEN,
+      requestTimeoutMs: 2000,
+      connectTimeoutMs: 500,
+      connections: 4,
+    });
     worker = startSubmitWorker(
-      { connection: p.workerRedis, prefix: p.prefix, concurrency: 2, rateLimitPerSecond: 0, connectRetries: 0, connectBackoffMs: 10, requestTimeoutMs: 2000 },
-      { ledger: p.ledger, client, log: p.log, queue: p.queue, onBatchDone: async (id) => void (await writeReport(p.ledger, id)) },
+      {
+        connection: p.workerRedis,
+        prefix: p.prefix,
+        concurrency: 2,
+        rateLimitPerSecond: 0,
+        connectRetries: 0,
+        connectBackoffMs: 10,
+        requestTimeoutMs: 2000,
+      },
+      {
+        ledger: p.ledger,
+        client,
+        log: p.log,
+        queue: p.queue,
+        onBatchDone: async (id) => void (await writeReport(p.ledger, id)),
+      },
     );
   };
   const stopWorker = async () => {
@@ -94,7 +114,13 @@ describe('dashboard in a browser', () => {
 
     startWorker(sandbox.url);
     // A finished batch.
-    batches.finished = await imp(await p.writeCsv('november-commissions.csv', [walletRow(1, '1500.00'), bankRow(2, '2500.50'), walletRow(3, '99.99')]));
+    batches.finished = await imp(
+      await p.writeCsv('november-commissions.csv', [
+        walletRow(1, '1500.00'),
+        bankRow(2, '2500.50'),
+        walletRow(3, '99.99'),
+      ]),
+    );
     await until(() => state(batches.finished.batchId), 'finished');
     // A batch whose request was created but answered with a 500: unknown.
     sandbox.setFaults({ rates: { createThen500: 1 } });
@@ -111,7 +137,15 @@ describe('dashboard in a browser', () => {
       ['maker', await hashPassword(PASSWORD)],
       ['checker', await hashPassword(PASSWORD)],
     ]);
-    app = await buildDashboard({ ledger: p.ledger, queue: p.queue, redis: p.redis, prefix: p.prefix, log: p.log, users, secureCookies: false });
+    app = await buildDashboard({
+      ledger: p.ledger,
+      queue: p.queue,
+      redis: p.redis,
+      prefix: p.prefix,
+      log: p.log,
+      users,
+      secureCookies: false,
+    });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
     browser = await launchTestBrowser();
     const { kind, executablePath } = await findTestBrowser();
@@ -144,9 +178,12 @@ describe('dashboard in a browser', () => {
     await shot('01-batches');
   });
 
-  it('downloads the finished batch\'s results.csv, marked as UTF-8 for Excel', async () => {
+  it("downloads the finished batch's results.csv, marked as UTF-8 for Excel", async () => {
     const row = page.locator(`tr[data-batch="${batches.finished.batchId}"]`);
-    const [download] = await Promise.all([page.waitForEvent('download'), row.locator('a', { hasText: 'results.csv' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      row.locator('a', { hasText: 'results.csv' }).click(),
+    ]);
     const bytes = await readFile((await download.path())!);
     expect(bytes.subarray(0, 3), 'a UTF-8 byte-order mark, for Excel').toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     const rows = parse(bytes, { columns: true, bom: true }) as Record<string, string>[];
@@ -184,14 +221,28 @@ describe('dashboard in a browser', () => {
       const button = icons.nth(i);
       await button.hover();
       const tip = page.getByText(/^Retry$/);
-      if (await tip.first().waitFor({ state: 'visible', timeout: 2000 }).then(() => true, () => false)) {
+      if (
+        await tip
+          .first()
+          .waitFor({ state: 'visible', timeout: 2000 })
+          .then(
+            () => true,
+            () => false,
+          )
+      ) {
         await button.click();
         pressed = true;
       }
     }
     expect(pressed, 'a Retry button on the job page').toBe(true);
     const confirm = page.getByRole('button', { name: /^(Confirm|Retry|Yes|OK)$/i });
-    if (await confirm.last().isVisible({ timeout: 1000 }).catch(() => false)) await confirm.last().click();
+    if (
+      await confirm
+        .last()
+        .isVisible({ timeout: 1000 })
+        .catch(() => false)
+    )
+      await confirm.last().click();
   }
 
   it('retries a not_sent job from Bull Board and sees it complete', async () => {
@@ -208,7 +259,9 @@ describe('dashboard in a browser', () => {
     const { batchId } = batches.unknown;
     const received = sandbox.received();
     await retryFromBullBoard(batchId, 1);
-    await expect.poll(async () => (await p.queue.getJob(requestJobId(batchId, 1)))!.failedReason, { timeout: 15_000 }).toMatch(/may already have been created/);
+    await expect
+      .poll(async () => (await p.queue.getJob(requestJobId(batchId, 1)))!.failedReason, { timeout: 15_000 })
+      .toMatch(/may already have been created/);
     expect(sandbox.received()).toBe(received);
     expect(await requestState(batchId, 1)).toBe('unknown');
 
@@ -223,7 +276,7 @@ describe('dashboard in a browser', () => {
     expect(sandbox.received()).toBe(received + 1);
   });
 
-  it('opens the error sample\'s summary.html and shows the rows that need attention', async () => {
+  it("opens the error sample's summary.html and shows the rows that need attention", async () => {
     await page.goto(`${base}/batches/${batches.errors.batchId}/files/summary.html`);
     const text = await page.locator('body').innerText();
     expect(text).toContain(batches.errors.batchId);

@@ -220,7 +220,10 @@ describe('paying a file in the browser', () => {
     await checker.locator('tr[data-request="1"] .retry-button').click();
     await expect.poll(() => checker.locator('.flash').innerText()).toContain('Request 1 queued again');
     await expect.poll(async () => (await p.ledger.getRequest(batchId, 1))!.state, { timeout: 15_000 }).toBe('accepted');
-    const created = sandbox.ledger().slice(before).flatMap((e) => e.body.mobile_wallets ?? []);
+    const created = sandbox
+      .ledger()
+      .slice(before)
+      .flatMap((e) => e.body.mobile_wallets ?? []);
     expect(created.filter((i) => i.holder_name === 'Fixed Payee 1')).toHaveLength(1);
     const all = sandbox.ledger().flatMap((e) => e.body.mobile_wallets ?? []);
     expect(all.filter((i) => i.holder_name.startsWith('Fixed Payee'))).toHaveLength(27);

@@ -268,8 +268,25 @@ describe('card charges against the sandbox', () => {
       CASHOUT_LOG_LEVEL: 'info',
     });
     const args = (card: string) => [
-      'charge', '--amount', '99.50', '--card-number', card, '--cvv', '731', '--expiry', '05/29', '--name', 'Mona Said',
-      '--mobile', '+201001234567', '--email', 'mona@example.com', '--description', 'Order 7', '--customer', 'cust-17',
+      'charge',
+      '--amount',
+      '99.50',
+      '--card-number',
+      card,
+      '--cvv',
+      '731',
+      '--expiry',
+      '05/29',
+      '--name',
+      'Mona Said',
+      '--mobile',
+      '+201001234567',
+      '--email',
+      'mona@example.com',
+      '--description',
+      'Order 7',
+      '--customer',
+      'cust-17',
     ];
 
     it('charges a direct card and prints the outcome with the card as its last four digits', async () => {

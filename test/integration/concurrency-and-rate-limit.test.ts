@@ -43,13 +43,34 @@ function countingClient(inner: PaymentClient, traffic: Traffic): PaymentClient {
 }
 
 /** One stand-in for a worker process: its own Redis connections, client and submit worker. */
-async function startProcess(p: TestPipeline, sandbox: Sandbox, traffic: Traffic, settings: { concurrency: number; rateLimitPerSecond: number }) {
+async function startProcess(
+  p: TestPipeline,
+  sandbox: Sandbox,
+  traffic: Traffic,
+  settings: { concurrency: number; rateLimitPerSecond: number },
+) {
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
   const workerRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix: p.prefix });
-  const client = countingClient(createPaymentClient({ baseUrl: sandbox.url, token: TOKEN, requestTimeoutMs: 5_000, connectTimeoutMs: 1_000, connections: settings.concurrency }), traffic);
+  const client = countingClient(
+    createPaymentClient({
+      baseUrl: sandbox.url,
+      token: TOKEN,
+      requestTimeoutMs: 5_000,
+      connectTimeoutMs: 1_000,
+      connections: settings.concurrency,
+    }),
+    traffic,
+  );
   const worker: RunningWorker = startSubmitWorker(
-    { connection: workerRedis, prefix: p.prefix, ...settings, connectRetries: 0, connectBackoffMs: 10, requestTimeoutMs: 5_000 },
+    {
+      connection: workerRedis,
+      prefix: p.prefix,
+      ...settings,
+      connectRetries: 0,
+      connectBackoffMs: 10,
+      requestTimeoutMs: 5_000,
+    },
     { ledger: openLedger(redis, p.prefix), client, log: p.log, queue },
   );
   return {
@@ -77,14 +98,19 @@ describe('requests in flight and the rate limit across workers', () => {
   });
 
   async function queuedBatch(rows: number, first: number): Promise<string> {
-    const file = await p.writeCsv(`c-${first}.csv`, Array.from({ length: rows }, (_, i) => walletRow(first + i)));
+    const file = await p.writeCsv(
+      `c-${first}.csv`,
+      Array.from({ length: rows }, (_, i) => walletRow(first + i)),
+    );
     const batch = await p.importCsv(file, { itemsPerRequest: 1 });
     expect(batch.state).toBe('queued');
     return batch.batchId;
   }
 
   async function finished(batchId: string): Promise<void> {
-    await expect.poll(async () => (await p.ledger.getBatch(batchId))?.state, { timeout: 20_000, interval: 50 }).toBe('finished');
+    await expect
+      .poll(async () => (await p.ledger.getBatch(batchId))?.state, { timeout: 20_000, interval: 50 })
+      .toBe('finished');
   }
 
   it('shares a concurrency among BullMQ workers of at most 10 jobs, summing to it', () => {
@@ -100,7 +126,10 @@ describe('requests in flight and the rate limit across workers', () => {
     sandbox.setFaults({ latencyMs: 150 });
     const batchId = await queuedBatch(72, 1_000);
     const traffic: Traffic = { starts: [], open: 0, maxOpen: 0 };
-    const workers = await Promise.all([startProcess(p, sandbox, traffic, { concurrency: 12, rateLimitPerSecond: 0 }), startProcess(p, sandbox, traffic, { concurrency: 12, rateLimitPerSecond: 0 })]);
+    const workers = await Promise.all([
+      startProcess(p, sandbox, traffic, { concurrency: 12, rateLimitPerSecond: 0 }),
+      startProcess(p, sandbox, traffic, { concurrency: 12, rateLimitPerSecond: 0 }),
+    ]);
     try {
       await finished(batchId);
     } finally {
@@ -115,7 +144,10 @@ describe('requests in flight and the rate limit across workers', () => {
     const limit = 5;
     const batchId = await queuedBatch(16, 2_000);
     const traffic: Traffic = { starts: [], open: 0, maxOpen: 0 };
-    const workers = await Promise.all([startProcess(p, sandbox, traffic, { concurrency: 8, rateLimitPerSecond: limit }), startProcess(p, sandbox, traffic, { concurrency: 8, rateLimitPerSecond: limit })]);
+    const workers = await Promise.all([
+      startProcess(p, sandbox, traffic, { concurrency: 8, rateLimitPerSecond: limit }),
+      startProcess(p, sandbox, traffic, { concurrency: 8, rateLimitPerSecond: limit }),
+    ]);
     try {
       await finished(batchId);
     } finally {

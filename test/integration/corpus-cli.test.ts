@@ -1,5 +1,7 @@
 /**
- * The bad-input corpus through the built `cashout` command, as a user runs it:
+ * The bad-input corpus through the `cashout` command's `main`, in this process (the same commands,
+ * messages and exit codes as the built command; `exit-codes.test.ts` runs the real process for each
+ * exit code):
  * - `cashout validate <file>` exits as expected, prints each expected problem with its line and
  *   column (or the refusal on stderr), and never a stack trace;
  * - `cashout run <file>` on every file that is refused or has an invalid row, each against a
@@ -7,8 +9,6 @@
  *   code, and the sandbox received no request at all;
  * - every row of `results.csv` and `rejected-rows.csv` of those runs shows its own cells under
  *   their columns (a row with the wrong number of fields too: its own cells, or none).
- * Needs the build (`npx tsc -p .`). Commands run a few at a time to keep it short; the time is
- * dominated by the start-up of each `cashout` process (about 130 of them).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import type { CliResult } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli-in-process.js';
 import { TEST_REDIS_URL, deleteKeys } from '../support/redis.js';
 import { committedCases, flagsFrom, generatedCases, type CorpusCase } from '../fixtures/corpus/corpus.js';
 import { readRecords } from '../../src/import/read-rows.js';
@@ -29,20 +30,8 @@ const cases: CorpusCase[] = [...committedCases(), ...generated.cases];
 const refused = cases.filter((c) => c.expected.exit !== 0);
 const TOKEN = `corpus-${randomBytes(8).toString('hex')}`;
 const PREFIX = `{cashout-test-corpus-${randomBytes(4).toString('hex')}}`;
-/** Commands running at once; each is mostly start-up time (about a second of CPU). */
-const PARALLEL = 4;
-
 /** A stack trace line as Node prints it. */
 const STACK_LINE = /^\s{4}at /m;
-
-/** Runs the tasks with at most `size` of them at a time. */
-async function pool(tasks: ReadonlyArray<() => Promise<void>>, size: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) await tasks[next++]!();
-  };
-  await Promise.all(Array.from({ length: size }, worker));
-}
 
 describe('cashout validate and run on the bad-input corpus', () => {
   let reportsDir: string;
@@ -52,13 +41,16 @@ describe('cashout validate and run on the bad-input corpus', () => {
   beforeAll(async () => {
     reportsDir = mkdtempSync(join(tmpdir(), 'cashout-corpus-reports-'));
     const validateTasks = cases.map((c) => async () => {
-      validated.set(c.name, await runCli(['validate', c.path, ...(c.expected.args ?? [])], { ...(c.expected.env ?? {}) }));
+      validated.set(
+        c.name,
+        await runCliInProcess(['validate', c.path, ...(c.expected.args ?? [])], { ...(c.expected.env ?? {}) }),
+      );
     });
     // Each file runs against a sandbox of its own, so that any request is counted against it alone.
     const runTasks = refused.map((c) => async () => {
       const own = await startSandbox({ token: TOKEN, banks: loadBankList() });
       try {
-        const result = await runCli(['run', c.path, ...(c.expected.args ?? [])], {
+        const result = await runCliInProcess(['run', c.path, ...(c.expected.args ?? [])], {
           ...(c.expected.env ?? {}),
           CASHOUT_API_BASE_URL: own.url,
           CASHOUT_API_TOKEN: TOKEN,
@@ -67,14 +59,14 @@ describe('cashout validate and run on the bad-input corpus', () => {
           CASHOUT_ALLOW_UNSAFE_REDIS: 'true',
           CASHOUT_REPORTS_DIR: reportsDir,
           CASHOUT_CONNECT_RETRIES: '0',
-          CASHOUT_LOG_LEVEL: 'warn',
+          CASHOUT_LOG_LEVEL: 'error',
         });
         ran.set(c.name, { result, received: own.received() });
       } finally {
         await own.close();
       }
     });
-    await pool([...validateTasks, ...runTasks], PARALLEL);
+    for (const task of [...validateTasks, ...runTasks]) await task();
   }, 300_000);
 
   afterAll(async () => {
@@ -104,7 +96,10 @@ describe('cashout validate and run on the bad-input corpus', () => {
     }
     const lines = r.stdout.split('\n');
     for (const issue of e.issues ?? []) {
-      const line = lines.find((l) => l.startsWith(`line ${issue.line}, ${issue.column}: `) && (issue.text === undefined || l.includes(issue.text)));
+      const line = lines.find(
+        (l) =>
+          l.startsWith(`line ${issue.line}, ${issue.column}: `) && (issue.text === undefined || l.includes(issue.text)),
+      );
       expect(line, `${JSON.stringify(issue)}\n${shown}`).toBeDefined();
     }
     expect(lines.filter((l) => /^line \d+, /.test(l))).toHaveLength(e.issues?.length ?? 0);
@@ -129,7 +124,10 @@ describe('cashout validate and run on the bad-input corpus', () => {
         own.set(rec.line, fits ? Object.fromEntries(header.map((h, i) => [h, rec.cells[i] ?? ''])) : { ...given });
       }
       const read = (file: string) =>
-        parse(readFileSync(join(dir!, file)), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
+        parse(readFileSync(join(dir!, file)), { bom: true, columns: true, relax_column_count: true }) as Record<
+          string,
+          string
+        >[];
       const results = read('results.csv');
       expect(results.map((row) => Number(row.line))).toEqual([...own.keys()]);
       for (const row of results) {

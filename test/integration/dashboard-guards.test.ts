@@ -14,7 +14,7 @@ import { KNOWN_BROWSER_COOKIE } from '../../src/dashboard/login-limit.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { freePort } from '../../src/queue/private-redis.js';
-import { requestJobId } from '../../src/batch/batch-id.js';
+import { requestJobId } from '../../src/batch-id.js';
 import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
 
 const PASSWORD = 'a long enough password';
@@ -190,7 +190,7 @@ describe('dashboard guards', () => {
       `${BOARD}/cashout-submit/${id}/x/../update-data`,
       `${BOARD}/cashout-submit/x/../${id}/update-data`,
     ];
-    it('editing a job\'s data is refused however the path is spelt, and the data stays as it was', async () => {
+    it("editing a job's data is refused however the path is spelt, and the data stays as it was", async () => {
       const before = await snapshot();
       for (const path of editPaths(ids.waiting[0]!)) {
         for (const method of ['PATCH', 'PUT', 'POST']) {

@@ -69,7 +69,16 @@ describe('dashboard', () => {
   };
   const importWithApproval = async (name: string, rows: string[], importedBy: string) =>
     importBatch(
-      { ledger: p.ledger, queue: p.queue, rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 }, log: p.log, reportsDir: p.reportsDir, itemsPerRequest: 10, serviceUrl: sandbox.url, policy: { requireApproval: true, approvalExpiryHours: 1 } },
+      {
+        ledger: p.ledger,
+        queue: p.queue,
+        rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 },
+        log: p.log,
+        reportsDir: p.reportsDir,
+        itemsPerRequest: 10,
+        serviceUrl: sandbox.url,
+        policy: { requireApproval: true, approvalExpiryHours: 1 },
+      },
       await p.writeCsv(name, rows),
       { importedBy },
     );
@@ -116,7 +125,10 @@ describe('dashboard', () => {
     const maker = await sessionCookie('maker');
     const makerCsrf = await csrfOf(maker, `/batches/${batch.batchId}`);
     const own = await fetch(`${base}/batches/${batch.batchId}/approve`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: maker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: makerCsrf, confirm: 'yes', total: '200.00' }),
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: maker, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: makerCsrf, confirm: 'yes', total: '200.00' }),
     });
     expect(own.status).toBe(303);
     expect((await p.ledger.getBatch(batch.batchId))!.state).toBe('awaiting_approval');
@@ -127,18 +139,27 @@ describe('dashboard', () => {
     checkerCookie = checker;
     const csrf = await csrfOf(checker, `/batches/${batch.batchId}`);
     const crossSite = await fetch(`${base}/batches/${batch.batchId}/approve`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf }),
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: checker, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf }),
     });
     expect(crossSite.status).toBe(403);
     const noToken = await fetch(`${base}/batches/${batch.batchId}/approve`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({}),
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({}),
     });
     expect(noToken.status).toBe(403);
     expect((await p.ledger.getBatch(batch.batchId))!.state).toBe('awaiting_approval');
     expect(await p.queue.count()).toBe(0);
 
     const ok = await fetch(`${base}/batches/${batch.batchId}/approve`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, confirm: 'yes', total: '200.00' }),
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf, confirm: 'yes', total: '200.00' }),
     });
     expect(ok.status).toBe(303);
     const approved = await p.ledger.getBatch(batch.batchId);
@@ -146,16 +167,31 @@ describe('dashboard', () => {
     expect(await p.queue.count()).toBe(1);
     const { rows } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: 't' });
     expect(rows.map((r) => r.status)).toEqual(['accepted', 'accepted']);
-    expect((await p.ledger.listApprovals(batch.batchId)).map((a) => a.action)).toEqual(['imported', 'approval_required', 'approved']);
+    expect((await p.ledger.listApprovals(batch.batchId)).map((a) => a.action)).toEqual([
+      'imported',
+      'approval_required',
+      'approved',
+    ]);
   });
 
   it('a batch over the batch total limit is refused before anything is sent', async () => {
     const batch = await importBatch(
-      { ledger: p.ledger, queue: p.queue, rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 }, log: p.log, reportsDir: p.reportsDir, itemsPerRequest: 10, serviceUrl: sandbox.url, policy: { maxBatchTotal: '150.00' } },
+      {
+        ledger: p.ledger,
+        queue: p.queue,
+        rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 },
+        log: p.log,
+        reportsDir: p.reportsDir,
+        itemsPerRequest: 10,
+        serviceUrl: sandbox.url,
+        policy: { maxBatchTotal: '150.00' },
+      },
       await p.writeCsv('over.csv', [walletRow(11, '100.00'), walletRow(12, '100.00')]),
     );
     expect(batch.state).toBe('refused');
-    expect(batch.refusalReason).toMatch(/EGP 200.00 is over the limit of EGP 150.00 per batch \(CASHOUT_MAX_BATCH_TOTAL\)/);
+    expect(batch.refusalReason).toMatch(
+      /EGP 200.00 is over the limit of EGP 150.00 per batch \(CASHOUT_MAX_BATCH_TOTAL\)/,
+    );
     const { rows } = await p.report(batch.batchId);
     expect(rows.every((r) => r.status === 'not_sent' && r.message!.includes('CASHOUT_MAX_BATCH_TOTAL'))).toBe(true);
   });

@@ -59,22 +59,44 @@ describe('duplicates', () => {
     expect(summary.byStatus.duplicate).toEqual({ rows: 1, amount: '999.00' });
     expect(sandbox.ledger().length).toBe(before + 1);
 
-    const c = await p.importCsv(await p.writeCsv('c.csv', [walletRow(10, '888.00')]), { payAgain: { note: 'customer asked for a second payment' }, importedBy: 'alice' });
+    const c = await p.importCsv(await p.writeCsv('c.csv', [walletRow(10, '888.00')]), {
+      payAgain: { note: 'customer asked for a second payment' },
+      importedBy: 'alice',
+    });
     const paid = await pay(c.batchId);
     expect(paid.rows[0]!.status).toBe('accepted');
   });
 
   it('rows paying the same amount to the same holder or number are flagged, and refused with --strict-duplicates', async () => {
-    const rows = [walletRow(20, '50.00'), walletRow(21, '60.00'), walletRow(20, '50.00').replace('REF-20', 'REF-20b'), bankRow(22), bankRow(22).replace('BREF-22', 'BREF-22b')];
+    const rows = [
+      walletRow(20, '50.00'),
+      walletRow(21, '60.00'),
+      walletRow(20, '50.00').replace('REF-20', 'REF-20b'),
+      bankRow(22),
+      bankRow(22).replace('BREF-22', 'BREF-22b'),
+    ];
     const file = await p.writeCsv('twins.csv', rows);
     const warned = await p.importCsv(file);
     expect(warned.warnedRows).toBe(2);
     const report = await pay(warned.batchId);
-    expect(report.rows.map((r) => r.warnings)).toEqual(['', '', 'possible duplicate of line 2 (same mobile number and amount)', '', 'possible duplicate of line 5 (same account number and amount)']);
+    expect(report.rows.map((r) => r.warnings)).toEqual([
+      '',
+      '',
+      'possible duplicate of line 2 (same mobile number and amount)',
+      '',
+      'possible duplicate of line 5 (same account number and amount)',
+    ]);
     expect(report.rows.every((r) => r.status === 'accepted')).toBe(true);
 
     // The same mistakes in a new file (new references), refused as a whole with --strict-duplicates.
-    const strictRows = [walletRow(30, '50.00'), walletRow(31, '60.00'), walletRow(30, '50.00').replace('REF-30', 'REF-30b'), bankRow(32), bankRow(32).replace('BREF-32', 'BREF-32b'), walletRow(33)];
+    const strictRows = [
+      walletRow(30, '50.00'),
+      walletRow(31, '60.00'),
+      walletRow(30, '50.00').replace('REF-30', 'REF-30b'),
+      bankRow(32),
+      bankRow(32).replace('BREF-32', 'BREF-32b'),
+      walletRow(33),
+    ];
     const strictFile = await p.writeCsv('twins-strict.csv', strictRows);
     const refused = await p.importCsv(strictFile, { strictDuplicates: true });
     expect(refused.state).toBe('refused');
@@ -84,6 +106,9 @@ describe('duplicates', () => {
     expect(out[2]!.errors).toMatch(/^row: pays the same amount to the same mobile number as line 2/);
     const rejectedCsv = await readFile(join(refused.reportDir, 'rejected-rows.csv'));
     const rejected = parse(rejectedCsv, { relax_column_count: true, bom: true }) as string[][];
-    expect(rejected.slice(1).map((r) => [r[0], r[11]])).toEqual([['4', 'REF-30b'], ['6', 'BREF-32b']]);
+    expect(rejected.slice(1).map((r) => [r[0], r[11]])).toEqual([
+      ['4', 'REF-30b'],
+      ['6', 'BREF-32b'],
+    ]);
   });
 });

@@ -108,7 +108,10 @@ describe('exit codes of the README table, through the cashout command', () => {
     expect(r.stdout).toMatch(
       /^Problems by column and reason:\n  120 × amount, amount_thousands_separator \(first on line 2: /m,
     );
-    const written = readFileSync(errors, 'utf8').replace(/^\uFEFF/, '').trim().split('\n');
+    const written = readFileSync(errors, 'utf8')
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .split('\n');
     expect(written[0]).toBe('line,column,code,found,suggestion,message');
     expect(written).toHaveLength(121);
     expect(written[1]).toMatch(/^2,amount,amount_thousands_separator,"1,500.00",1500.00,"found ""1,500.00"" with/);

@@ -19,10 +19,13 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 function statusWithHost(url: string, host: string, headers: Record<string, string>): Promise<number> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'GET', agent: false, headers: { ...headers, host } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'GET', agent: false, headers: { ...headers, host } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -70,9 +73,20 @@ describe('HTTP API: OpenAPI document and guards', () => {
         registered.push(`${m} ${route.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
       }
     });
-    await bare.register(httpApi({ ledger: p.ledger, queue: p.queue, redis: p.redis, prefix: p.prefix, log: p.log, import: undefined, maxFileBytes: 1 }), {
-      prefix: API_ROUTE_PREFIX,
-    });
+    await bare.register(
+      httpApi({
+        ledger: p.ledger,
+        queue: p.queue,
+        redis: p.redis,
+        prefix: p.prefix,
+        log: p.log,
+        import: undefined,
+        maxFileBytes: 1,
+      }),
+      {
+        prefix: API_ROUTE_PREFIX,
+      },
+    );
     await bare.ready();
     await bare.close();
     expect(registered.length).toBeGreaterThan(5);
@@ -81,7 +95,9 @@ describe('HTTP API: OpenAPI document and guards', () => {
     // The dashboard serves the same routes.
     for (const entry of documented()) {
       const [method, path] = entry.split(' ') as [string, string];
-      expect(app.hasRoute({ method: method as 'GET', url: path.replace(/\{([A-Za-z_]+)\}/g, ':$1') }), entry).toBe(true);
+      expect(app.hasRoute({ method: method as 'GET', url: path.replace(/\{([A-Za-z_]+)\}/g, ':$1') }), entry).toBe(
+        true,
+      );
     }
   });
 
@@ -132,7 +148,9 @@ describe('HTTP API: OpenAPI document and guards', () => {
   it('limits wrong keys per address', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < AUTH_FAILURES_ALLOWED + 2; i++) {
-      const res = await fetch(`${base}/api/v1/batches/0123456789abcdef`, { headers: { authorization: `Bearer cok_0000000${i % 10}_wrong` } });
+      const res = await fetch(`${base}/api/v1/batches/0123456789abcdef`, {
+        headers: { authorization: `Bearer cok_0000000${i % 10}_wrong` },
+      });
       statuses.push(res.status);
     }
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);

@@ -110,10 +110,30 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     const keys = apiKeyStore(p.redis, p.prefix);
     makerKey = (await keys.create('payroll-system')).key;
     checkerKey = (await keys.create('amira')).key;
-    client = createPaymentClient({ baseUrl: sandbox.url, token: TOKEN, requestTimeoutMs: 2000, connectTimeoutMs: 1000, connections: 2 });
+    client = createPaymentClient({
+      baseUrl: sandbox.url,
+      token: TOKEN,
+      requestTimeoutMs: 2000,
+      connectTimeoutMs: 1000,
+      connections: 2,
+    });
     worker = startSubmitWorker(
-      { connection: p.workerRedis, prefix: p.prefix, concurrency: 1, rateLimitPerSecond: 0, connectRetries: 0, connectBackoffMs: 10, requestTimeoutMs: 2000 },
-      { ledger: p.ledger, client, log: p.log, queue: p.queue, onBatchDone: async (id) => void (await reportAndNotifyDone(p.ledger, notifier, p.log)(id)) },
+      {
+        connection: p.workerRedis,
+        prefix: p.prefix,
+        concurrency: 1,
+        rateLimitPerSecond: 0,
+        connectRetries: 0,
+        connectBackoffMs: 10,
+        requestTimeoutMs: 2000,
+      },
+      {
+        ledger: p.ledger,
+        client,
+        log: p.log,
+        queue: p.queue,
+        onBatchDone: async (id) => void (await reportAndNotifyDone(p.ledger, notifier, p.log)(id)),
+      },
     );
     notifyWorker = startNotifyWorker(
       { connection: p.workerRedis, prefix: p.prefix },
@@ -131,11 +151,21 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     await p?.close();
   });
 
-  const call = async (method: string, path: string, key: string | undefined, body?: string | object, type = 'application/json') => {
+  const call = async (
+    method: string,
+    path: string,
+    key: string | undefined,
+    body?: string | object,
+    type = 'application/json',
+  ) => {
     const headers: Record<string, string> = {};
     if (key) headers.authorization = `Bearer ${key}`;
     if (body !== undefined) headers['content-type'] = type;
-    const res = await fetch(`${base}${path}`, { method, headers, body: typeof body === 'object' ? JSON.stringify(body) : body });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: typeof body === 'object' ? JSON.stringify(body) : body,
+    });
     const text = await res.text();
     let json: Record<string, unknown> = {};
     try {
@@ -149,7 +179,10 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
 
   it('refuses requests without a valid key, and serves nothing of a batch to them', async () => {
     expect((await call('GET', '/batches/0123456789abcdef', undefined)).status).toBe(401);
-    expect((await call('GET', '/batches/0123456789abcdef', 'cok_00000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(401);
+    expect(
+      (await call('GET', '/batches/0123456789abcdef', 'cok_00000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'))
+        .status,
+    ).toBe(401);
     expect((await call('GET', '/batches/0123456789abcdef', `${makerKey}x`)).status).toBe(401);
     expect((await call('GET', '/batches/0123456789abcdef', makerKey)).status).toBe(404);
   });
@@ -160,8 +193,14 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     const bad = await call('POST', '/batches?file_name=payouts-with-errors.csv', makerKey, sample, 'text/csv');
     expect(bad.status, bad.text).toBe(201);
     expect(bad.json.state).toBe('refused');
-    const expected = parse(await readFile(join(PACKAGE_ROOT, 'samples', 'payouts-with-errors.expected.csv')), { columns: true }) as Record<string, string>[];
-    const problems = bad.json.problems as { line: number; status: string; issues: { column: string; code: string }[] }[];
+    const expected = parse(await readFile(join(PACKAGE_ROOT, 'samples', 'payouts-with-errors.expected.csv')), {
+      columns: true,
+    }) as Record<string, string>[];
+    const problems = bad.json.problems as {
+      line: number;
+      status: string;
+      issues: { column: string; code: string }[];
+    }[];
     expect(new Set(problems.map((x) => x.line))).toEqual(new Set(expected.map((e) => Number(e.line))));
     for (const e of expected) {
       const found = problems.find((x) => x.line === Number(e.line))!;
@@ -228,10 +267,12 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     const accepted = await call('GET', `/batches/${id}/rows?status=accepted&page=2&per_page=5`, checkerKey);
     expect(accepted.json).toMatchObject({ matching: fixedRows, page: 2, perPage: 5 });
     expect(accepted.json.rows).toHaveLength(Math.min(5, fixedRows - 5));
-    const items = sandbox.ledger().flatMap((e) => [
-      ...(e.body.mobile_wallets ?? []).map((w) => `${w.mobile_number}/${w.amount}`),
-      ...(e.body.bank_accounts ?? []).map((b) => `${b.number}/${b.amount}`),
-    ]);
+    const items = sandbox
+      .ledger()
+      .flatMap((e) => [
+        ...(e.body.mobile_wallets ?? []).map((w) => `${w.mobile_number}/${w.amount}`),
+        ...(e.body.bank_accounts ?? []).map((b) => `${b.number}/${b.amount}`),
+      ]);
     expect(items).toHaveLength(fixedRows);
     expect(new Set(items).size).toBe(fixedRows);
     const results = await call('GET', `/batches/${id}/files/results.csv`, checkerKey);
@@ -249,7 +290,9 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     expect(numbers.length).toBeGreaterThan(10);
     for (const r of receiver.received) {
       expect(verifySignature(SECRET, r.headers['x-cashout-signature'] as string, r.body)).toBe(true);
-      expect(verifySignature('another-secret-entirely', r.headers['x-cashout-signature'] as string, r.body)).toBe(false);
+      expect(verifySignature('another-secret-entirely', r.headers['x-cashout-signature'] as string, r.body)).toBe(
+        false,
+      );
       for (const n of numbers) expect(r.body).not.toContain(n);
       expect(r.body).not.toMatch(/\+20\d{10}|EG\d{27}/);
       const payload = JSON.parse(r.body);
@@ -261,13 +304,18 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     const finished = receiver.received.map((r) => JSON.parse(r.body)).find((x) => x.event === 'batch.finished');
     expect(finished.counts.accepted).toBe(fixedRows);
     expect(finished.totals.accepted).toBe(done.json.byStatus.accepted.amount);
-    const approval = receiver.received.map((r) => JSON.parse(r.body)).find((x) => x.event === 'batch.awaiting_approval');
+    const approval = receiver.received
+      .map((r) => JSON.parse(r.body))
+      .find((x) => x.event === 'batch.awaiting_approval');
     expect(approval).toMatchObject({ state: 'awaiting_approval', rows: fixedRows, counts: { pending: fixedRows } });
 
     const receiverHost = new URL(receiver.url).host;
     const downHost = new URL(downUrl).host;
-    const record = async () => (await call('GET', `/batches/${id}/notifications`, makerKey)).json.deliveries as Record<string, any>[];
-    await expect.poll(async () => (await record()).filter((d) => d.host === downHost).length, { timeout: 15_000 }).toBe(3 * 4);
+    const record = async () =>
+      (await call('GET', `/batches/${id}/notifications`, makerKey)).json.deliveries as Record<string, any>[];
+    await expect
+      .poll(async () => (await record()).filter((d) => d.host === downHost).length, { timeout: 15_000 })
+      .toBe(3 * 4);
     const deliveries = await record();
     const flaky = deliveries.filter((d) => d.host === receiverHost);
     expect(flaky.filter((d) => !d.ok).map((d) => d.status)).toEqual([500, 500]);

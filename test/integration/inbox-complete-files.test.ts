@@ -185,12 +185,16 @@ describe('a file written to after the scan claimed it', () => {
     const writer = await heldOpen(inbox, 'payroll.csv', first);
     let appended = 0;
     try {
-      const r = await scan(inbox, {}, {
-        // Called by the import between pieces of rows: the writer adds the rest of the file then.
-        onRowsRead: () => {
-          if (appended++ === 0) writeSync(writer.fd, later, Buffer.byteLength(first));
+      const r = await scan(
+        inbox,
+        {},
+        {
+          // Called by the import between pieces of rows: the writer adds the rest of the file then.
+          onRowsRead: () => {
+            if (appended++ === 0) writeSync(writer.fd, later, Buffer.byteLength(first));
+          },
         },
-      });
+      );
       expect(appended).toBeGreaterThan(0);
       expect(r.taken.map((t) => [t.name, t.result])).toEqual([['payroll.csv', 'failed']]);
     } finally {

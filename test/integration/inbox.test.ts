@@ -19,8 +19,10 @@ import { INBOX_QUEUE, INBOX_SCHEDULER_ID } from '../../jobs/schedule.js';
 import { ROOT, runCli } from '../support/cli.js';
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from '../support/redis.js';
 
-const HEADER = 'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
-const wallet = (n: number, amount = '100.00') => `wallet,${amount},TRANSFER,Holder ${n},+2010${String(10_000_000 + n).slice(-8)},,,,Payout ${n},REF-${n}`;
+const HEADER =
+  'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
+const wallet = (n: number, amount = '100.00') =>
+  `wallet,${amount},TRANSFER,Holder ${n},+2010${String(10_000_000 + n).slice(-8)},,,,Payout ${n},REF-${n}`;
 const csv = (rows: readonly string[]) => `${HEADER}\n${rows.join('\n')}\n`;
 
 const prefix = testPrefix('inbox');
@@ -99,7 +101,10 @@ describe('cashout scheduler --once', () => {
     const all = [...valid, 'invalid.csv', 'junk.bin', 'garbage.csv'];
     for (const name of all) await writeFile(join(inbox, `${name}.ready`), '');
 
-    const [a, b] = await Promise.all([runCli(['scheduler', '--once'], env(inbox, reports)), runCli(['scheduler', '--once'], env(inbox, reports))]);
+    const [a, b] = await Promise.all([
+      runCli(['scheduler', '--once'], env(inbox, reports)),
+      runCli(['scheduler', '--once'], env(inbox, reports)),
+    ]);
     for (const r of [a, b]) {
       expect(r.stderr).not.toMatch(/internal error/);
       expect([0, 1]).toContain(r.code);
@@ -112,7 +117,14 @@ describe('cashout scheduler --once', () => {
     expect(await ls(inbox)).toEqual(['done', 'failed', 'processing']);
     expect(await ls(join(inbox, 'processing'))).toEqual([]);
     expect(await ls(join(inbox, 'done'))).toEqual(valid.flatMap((n) => [n, `${n}.txt`]).sort());
-    expect(await ls(join(inbox, 'failed'))).toEqual(['garbage.csv', 'garbage.csv.txt', 'invalid.csv', 'invalid.csv.txt', 'junk.bin', 'junk.bin.txt']);
+    expect(await ls(join(inbox, 'failed'))).toEqual([
+      'garbage.csv',
+      'garbage.csv.txt',
+      'invalid.csv',
+      'invalid.csv.txt',
+      'junk.bin',
+      'junk.bin.txt',
+    ]);
 
     const doneIds: string[] = [];
     for (const name of valid) {
@@ -178,12 +190,23 @@ describe('cashout scheduler --once', () => {
     expect(second.code).toBe(0);
     expect(takenNames(second.stdout).sort()).toEqual(['interrupted.csv', 'weekly.csv']);
 
-    expect(await ls(join(inbox, 'done'))).toEqual(['interrupted.csv', 'interrupted.csv.txt', 'weekly.2.csv', 'weekly.2.csv.txt', 'weekly.csv', 'weekly.csv.txt']);
+    expect(await ls(join(inbox, 'done'))).toEqual([
+      'interrupted.csv',
+      'interrupted.csv.txt',
+      'weekly.2.csv',
+      'weekly.2.csv.txt',
+      'weekly.csv',
+      'weekly.csv.txt',
+    ]);
     const again = await readFile(join(inbox, 'done', 'weekly.2.csv.txt'), 'utf8');
     expect(again).toContain(`batch: ${firstId}`);
-    expect(again).toMatch(new RegExp(`outcome: already imported as batch ${firstId} on .* \\(state queued\\); nothing new was queued`));
+    expect(again).toMatch(
+      new RegExp(`outcome: already imported as batch ${firstId} on .* \\(state queued\\); nothing new was queued`),
+    );
     expect(again).toContain('taken from: processing/');
-    expect(await readFile(join(inbox, 'done', 'interrupted.csv.txt'), 'utf8')).toContain('outcome: queued 1 row in 1 withdrawal request');
+    expect(await readFile(join(inbox, 'done', 'interrupted.csv.txt'), 'utf8')).toContain(
+      'outcome: queued 1 row in 1 withdrawal request',
+    );
 
     // Only interrupted.csv made a batch; the live claim was not touched.
     const after = await batches();
@@ -199,7 +222,10 @@ describe('cashout scheduler', () => {
   function start(e: Record<string, string>) {
     const base: Record<string, string> = {};
     for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'scheduler'], { cwd: ROOT, env: { ...base, ...e } });
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'scheduler'], {
+      cwd: ROOT,
+      env: { ...base, ...e },
+    });
     children.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -211,7 +237,11 @@ describe('cashout scheduler', () => {
   it('registers its cron job scheduler (pattern and time zone) once, scans when a job comes, and exits 0 on SIGTERM', async () => {
     const inbox = await temp('sched');
     const reports = await temp('sched-reports');
-    const e = env(inbox, reports, { CASHOUT_SCHEDULE: '15 3 * * *', CASHOUT_TIMEZONE: 'Africa/Cairo', CASHOUT_LOG_LEVEL: 'info' });
+    const e = env(inbox, reports, {
+      CASHOUT_SCHEDULE: '15 3 * * *',
+      CASHOUT_TIMEZONE: 'Africa/Cairo',
+      CASHOUT_LOG_LEVEL: 'info',
+    });
     const queue = new Queue(INBOX_QUEUE, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix });
     try {
       const one = start(e);
@@ -228,8 +258,12 @@ describe('cashout scheduler', () => {
       await writeFile(join(inbox, 'tick.csv'), csv([wallet(800)]));
       await writeFile(join(inbox, 'tick.csv.ready'), '');
       await queue.add('scan-inbox', {});
-      await waitFor('tick.csv in done/', async () => (await ls(join(inbox, 'done')).catch((): string[] => [])).includes('tick.csv.txt'));
-      expect(await readFile(join(inbox, 'done', 'tick.csv.txt'), 'utf8')).toContain('outcome: queued 1 row in 1 withdrawal request');
+      await waitFor('tick.csv in done/', async () =>
+        (await ls(join(inbox, 'done')).catch((): string[] => [])).includes('tick.csv.txt'),
+      );
+      expect(await readFile(join(inbox, 'done', 'tick.csv.txt'), 'utf8')).toContain(
+        'outcome: queued 1 row in 1 withdrawal request',
+      );
       const logs = one.stderr() + two.stderr();
       expect(logs.match(/"msg":"inbox: took file"/g)).toHaveLength(1);
       expect(logs.match(/"msg":"inbox: file imported"/g)).toHaveLength(1);
@@ -238,11 +272,16 @@ describe('cashout scheduler', () => {
       two.child.kill('SIGTERM');
       const codes = await Promise.race([
         Promise.all([one.exited, two.exited]),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('schedulers did not stop within 15 s of SIGTERM')), 15_000)),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('schedulers did not stop within 15 s of SIGTERM')), 15_000),
+        ),
       ]);
       expect(codes).toEqual([0, 0]);
       // The schedule stays registered for the next scheduler process.
-      expect(await queue.getJobScheduler(INBOX_SCHEDULER_ID)).toMatchObject({ pattern: '15 3 * * *', tz: 'Africa/Cairo' });
+      expect(await queue.getJobScheduler(INBOX_SCHEDULER_ID)).toMatchObject({
+        pattern: '15 3 * * *',
+        tz: 'Africa/Cairo',
+      });
     } finally {
       await queue.close();
       await queue.disconnect();

@@ -20,7 +20,13 @@ const item = (line: number, reference: string): PayoutItem => ({
   line,
   reference,
   channel: 'wallet',
-  wallet: { amount: '10.00', type: 'TRANSFER', holder_name: `Holder ${line}`, mobile_number: '+201001234567', description: 'x' },
+  wallet: {
+    amount: '10.00',
+    type: 'TRANSFER',
+    holder_name: `Holder ${line}`,
+    mobile_number: '+201001234567',
+    description: 'x',
+  },
 });
 
 /** A request with the payee key of each of its rows (their references). */
@@ -54,9 +60,18 @@ describe('ledger reads', () => {
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
     ledger = openLedger(redis, prefix);
     await createBatch(BATCH, 10);
-    const request = buildRequest(1, PAID.map((ref, i) => item(i + 2, ref)));
+    const request = buildRequest(
+      1,
+      PAID.map((ref, i) => item(i + 2, ref)),
+    );
     await ledger.stageRequests(BATCH, [withPayees(request)]);
-    await ledger.releaseBatch(BATCH, { requests: 1, rows: PAID.length, validRows: PAID.length, invalidRows: 0, totalPiasters: request.totalPiasters });
+    await ledger.releaseBatch(BATCH, {
+      requests: 1,
+      rows: PAID.length,
+      validRows: PAID.length,
+      invalidRows: 0,
+      totalPiasters: request.totalPiasters,
+    });
     const claim = await ledger.claim(BATCH, 1, 'test');
     expect(claim.claimed).toBe(true);
     await ledger.finish(BATCH, 1, { state: 'accepted', httpStatus: 200, message: 'created' });
@@ -73,7 +88,9 @@ describe('ledger reads', () => {
     list[5] = ''; // a row refused anyway: not looked up, positions kept
     const held = await ledger.checkPayees('fedcba9876543210', list);
     expect([...held.keys()].sort((a, b) => a - b)).toEqual(at);
-    at.forEach((pos, k) => expect(held.get(pos)).toMatchObject({ batchId: BATCH, seq: 1, line: k + 2, state: 'accepted' }));
+    at.forEach((pos, k) =>
+      expect(held.get(pos)).toMatchObject({ batchId: BATCH, seq: 1, line: k + 2, state: 'accepted' }),
+    );
     // The batch's own keys do not count against it (a batch imported again after a refusal).
     expect((await ledger.checkPayees(BATCH, list)).size).toBe(0);
   });
@@ -95,15 +112,31 @@ describe('ledger reads', () => {
     await createBatch(second, 2500);
     // 2,500 references (more than one Lua step takes at once), one of them paid by the first batch.
     const refs = Array.from({ length: 2500 }, (_, i) => (i === 1700 ? PAID[1]! : `BIG-${i}`));
-    const request = withPayees(buildRequest(1, refs.map((ref, i) => item(i + 2, ref))));
+    const request = withPayees(
+      buildRequest(
+        1,
+        refs.map((ref, i) => item(i + 2, ref)),
+      ),
+    );
     const refused = await ledger.stageRequests(second, [request]).catch((e: unknown) => e);
     expect(isCashoutError(refused, 'payee_held')).toBe(true);
     expect((refused as Error).message).toContain(`already paid in batch ${BATCH} line 3`);
 
     await ledger.stageRequests(second, [request], { payAgain: true });
-    await ledger.releaseBatch(second, { requests: 1, rows: refs.length, validRows: refs.length, invalidRows: 0, totalPiasters: request.totalPiasters });
-    const held = await ledger.checkPayees('0000000000000000', refs.map((ref) => `r:${ref}`));
+    await ledger.releaseBatch(second, {
+      requests: 1,
+      rows: refs.length,
+      validRows: refs.length,
+      invalidRows: 0,
+      totalPiasters: request.totalPiasters,
+    });
+    const held = await ledger.checkPayees(
+      '0000000000000000',
+      refs.map((ref) => `r:${ref}`),
+    );
     expect(held.size).toBe(2500);
-    held.forEach((holder, i) => expect(holder).toMatchObject({ batchId: second, seq: 1, line: i + 2, state: 'pending', batchState: 'queued' }));
+    held.forEach((holder, i) =>
+      expect(holder).toMatchObject({ batchId: second, seq: 1, line: i + 2, state: 'pending', batchState: 'queued' }),
+    );
   });
 });

@@ -23,7 +23,11 @@ import { retryRequest } from '../../src/ledger/actions.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../../src/queue/queues.js';
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from '../support/redis.js';
 
-const BODY = JSON.stringify({ mobile_wallets: [{ amount: '10.00', type: 'TRANSFER', holder_name: 'A', mobile_number: '+201001234567', description: 'x' }] });
+const BODY = JSON.stringify({
+  mobile_wallets: [
+    { amount: '10.00', type: 'TRANSFER', holder_name: 'A', mobile_number: '+201001234567', description: 'x' },
+  ],
+});
 
 describe('the lifecycle table is what the scripts do', () => {
   const prefix = testPrefix('lifecycle');
@@ -35,7 +39,10 @@ describe('the lifecycle table is what the scripts do', () => {
   beforeAll(() => {
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
     ledger = openLedger(redis, prefix);
-    queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }), prefix });
+    queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, {
+      connection: new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }),
+      prefix,
+    });
   });
   afterAll(async () => {
     await queue.obliterate({ force: true }).catch(() => undefined);
@@ -47,7 +54,14 @@ describe('the lifecycle table is what the scripts do', () => {
   /** A fresh batch (16 hex digits) in `batchState` with request 1 in `state`. */
   async function fixture(state: RequestState, batchState: BatchState = 'queued'): Promise<string> {
     const id = (++n).toString(16).padStart(16, '0');
-    await redis.hset(`${prefix}:batch:${id}`, { state: batchState, requests: 1, open: 1, next_seq: 1, imported_by: 'maker', service_url: '' });
+    await redis.hset(`${prefix}:batch:${id}`, {
+      state: batchState,
+      requests: 1,
+      open: 1,
+      next_seq: 1,
+      imported_by: 'maker',
+      service_url: '',
+    });
     await redis.hset(`${prefix}:batch:${id}:req:1`, {
       state,
       body: BODY,
@@ -83,7 +97,12 @@ describe('the lifecycle table is what the scripts do', () => {
         await ledger.finishUnsent(id, 1, 'test', from);
         return;
       case 'split':
-        await ledger.split(id, 1, { message: '422', rowErrors: { '2': ['x'] } }, { body: JSON.parse(BODY), walletLines: [2], bankLines: [], totalPiasters: 1000n, references: {} });
+        await ledger.split(
+          id,
+          1,
+          { message: '422', rowErrors: { '2': ['x'] } },
+          { body: JSON.parse(BODY), walletLines: [2], bankLines: [], totalPiasters: 1000n, references: {} },
+        );
         return;
       case 'resolve_created':
         return ledger.resolve(id, 1, 'created', 'checker', 'note');
@@ -130,7 +149,11 @@ describe('the lifecycle table is what the scripts do', () => {
       case 'release':
         return ledger.releaseBatch(id, { requests: 1, rows: 1, validRows: 1, invalidRows: 0, totalPiasters: 1000n });
       case 'release_for_approval':
-        return ledger.releaseBatch(id, { requests: 1, rows: 1, validRows: 1, invalidRows: 0, totalPiasters: 1000n }, new Date(Date.now() + 3_600_000).toISOString());
+        return ledger.releaseBatch(
+          id,
+          { requests: 1, rows: 1, validRows: 1, invalidRows: 0, totalPiasters: 1000n },
+          new Date(Date.now() + 3_600_000).toISOString(),
+        );
       case 'refuse':
         await ledger.refuseBatch(id, { rows: 1, validRows: 1, invalidRows: 0, totalPiasters: 1000n }, 'test');
         return;
@@ -147,5 +170,4 @@ describe('the lifecycle table is what the scripts do', () => {
       });
     }
   }
-
 });

@@ -72,7 +72,11 @@ describe('logs and reports never hold the token or full numbers', () => {
     p = await openTestPipeline('log-leak', [UNKNOWN_BANK], 'debug');
 
     // 1. Server errors on some requests: those rows end unknown, the others accepted.
-    const faulty = [...Array.from({ length: 12 }, (_, i) => walletRow(7100 + i)), ...Array.from({ length: 6 }, (_, i) => bankRow(7200 + i)), ibanRow(7300, IBANS[0]!)];
+    const faulty = [
+      ...Array.from({ length: 12 }, (_, i) => walletRow(7100 + i)),
+      ...Array.from({ length: 6 }, (_, i) => bankRow(7200 + i)),
+      ibanRow(7300, IBANS[0]!),
+    ];
     allRows.push(...faulty);
     sandbox.setFaults({ rates: { http500: 0.5 }, seed: 11 });
     const a = await p.importCsv(await p.writeCsv('faulty.csv', faulty), { itemsPerRequest: 2 });
@@ -89,7 +93,9 @@ describe('logs and reports never hold the token or full numbers', () => {
     const refused = [walletRow(7500), ibanRow(7501, IBANS[2]!), bankRow(7502)];
     allRows.push(...refused);
     const c = await p.importCsv(await p.writeCsv('wrong-token.csv', refused), { itemsPerRequest: 1 });
-    statuses.push(...(await p.submit(c.batchId, { baseUrl: sandbox.url, token: WRONG_TOKEN })).rows.map((r) => r.status!));
+    statuses.push(
+      ...(await p.submit(c.batchId, { baseUrl: sandbox.url, token: WRONG_TOKEN })).rows.map((r) => r.status!),
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -244,7 +250,10 @@ describe('card charges: no card number, CVV, hash key, merchant code or token in
     const texts = [...sink.lines, ...said];
     expect(texts.length).toBeGreaterThan(15);
     for (const text of texts) {
-      expect(secrets.filter((s) => text.includes(s)), text).toEqual([]);
+      expect(
+        secrets.filter((s) => text.includes(s)),
+        text,
+      ).toEqual([]);
       expect(text, 'a CVV').not.toMatch(new RegExp(`(?<!\\d)${CVV}1?(?!\\d)`));
       expect(text).not.toMatch(/bearer/i);
     }

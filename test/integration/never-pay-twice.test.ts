@@ -169,11 +169,16 @@ describe('never pay twice across batches', () => {
     expect(r.rows[0]!.status).toBe('accepted');
     expect(r.rows[0]!.warnings).toContain('paid again on purpose (alice: second instalment agreed on the phone)');
     expect(r.rows[0]!.warnings).toContain(`already paid in batch ${a.batchId} line 2`);
-    expect((await p.ledger.getBatch(b.batchId))?.payAgain).toEqual({ by: 'alice', note: 'second instalment agreed on the phone' });
+    expect((await p.ledger.getBatch(b.batchId))?.payAgain).toEqual({
+      by: 'alice',
+      note: 'second instalment agreed on the phone',
+    });
   });
 
   it('case 4: a batch is sent only to the service it was imported for', async () => {
-    const a = await p.importCsv(await p.writeCsv('case4.csv', [walletRow(6000), walletRow(6001)]), { serviceUrl: serviceAddress(sandbox.url) });
+    const a = await p.importCsv(await p.writeCsv('case4.csv', [walletRow(6000), walletRow(6001)]), {
+      serviceUrl: serviceAddress(sandbox.url),
+    });
     const other = await startSandbox({ token: TOKEN, banks: loadBankList() });
     try {
       // A worker configured for another service address takes the job: nothing is sent anywhere.
@@ -187,7 +192,11 @@ describe('never pay twice across batches', () => {
       expect(other.received()).toBe(0);
       expect((await p.ledger.getRequest(a.batchId, 1))?.state).toBe('pending');
       // The right worker sends it (the failed job is queued again by its recovery sweep).
-      const r = await p.submit(a.batchId, { baseUrl: sandbox.url, token: TOKEN, serviceUrl: serviceAddress(sandbox.url) });
+      const r = await p.submit(a.batchId, {
+        baseUrl: sandbox.url,
+        token: TOKEN,
+        serviceUrl: serviceAddress(sandbox.url),
+      });
       expect(r.rows.map((x) => x.status)).toEqual(['accepted', 'accepted']);
     } finally {
       await other.close();
@@ -210,7 +219,18 @@ describe('never pay twice across batches', () => {
       partial: false,
       importedBy: 'scheduler',
     });
-    const item = { line: 2, reference: 'REF-8000', channel: 'wallet' as const, wallet: { amount: '100.00', type: 'TRANSFER' as const, holder_name: 'Holder 8000', mobile_number: '+201010008000', description: 'x' } };
+    const item = {
+      line: 2,
+      reference: 'REF-8000',
+      channel: 'wallet' as const,
+      wallet: {
+        amount: '100.00',
+        type: 'TRANSFER' as const,
+        holder_name: 'Holder 8000',
+        mobile_number: '+201010008000',
+        description: 'x',
+      },
+    };
     await p.ledger.stageRequests(stale, [{ ...buildRequest(1, [item]), payees: '2\tr:REF-8000\n' }]);
     const held = await p.importCsv(await p.writeCsv('stale-a.csv', [walletRow(8000)]));
     expect(held.duplicateRows).toBe(1);

@@ -18,7 +18,8 @@ import { CashoutError } from '../../src/errors.js';
 import { CHUNK_BYTES } from '../../src/import/parallel-scan.js';
 
 const RULES: RowRules = { banks: loadBankList(), walletCountries: ['EG'], maxFieldLength: 255 };
-const HEADER = 'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
+const HEADER =
+  'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
 
 type Seen = { line: number; ok: boolean; what: string };
 
@@ -32,7 +33,11 @@ async function reference(path: string): Promise<Seen[]> {
       continue;
     }
     const o = validate(r.cells, r.line);
-    out.push(o.ok ? { line: o.item.line, ok: true, what: JSON.stringify(o.item) } : { line: o.line, ok: false, what: JSON.stringify([o.issues, r.cells]) });
+    out.push(
+      o.ok
+        ? { line: o.item.line, ok: true, what: JSON.stringify(o.item) }
+        : { line: o.line, ok: false, what: JSON.stringify([o.issues, r.cells]) },
+    );
   }
   return out;
 }
@@ -92,7 +97,7 @@ describe('reading with import threads', () => {
             ? `wallet,abc,REFUND,Bad Amount,+201001234567,,,,bad,PAY-7-${String(i - 3).padStart(8, '0')}`
             : i % 2500 === 1
               ? `wallet,12.00,REFUND,Same Reference,+201001234567,,,,again,PAY-7-${String(i - 100).padStart(8, '0')}`
-            : undefined,
+              : undefined,
     );
     const path = join(dir, 'mixed.csv');
     await writeFile(path, text);
@@ -119,7 +124,17 @@ describe('reading with import threads', () => {
 
   it('gives the same rows with CRLF line ends', async () => {
     const path = join(dir, 'crlf.csv');
-    await writeFile(path, makeFile(12_000, (i) => (i % 500 === 0 ? `bank,20.00,TRANSFER,"Crlf\r\nHolder",,Bank of Alexandria,"1 St\r\nCairo",1805020175018,x,PAY-CR-${i}` : undefined), '\r\n'));
+    await writeFile(
+      path,
+      makeFile(
+        12_000,
+        (i) =>
+          i % 500 === 0
+            ? `bank,20.00,TRANSFER,"Crlf\r\nHolder",,Bank of Alexandria,"1 St\r\nCairo",1805020175018,x,PAY-CR-${i}`
+            : undefined,
+        '\r\n',
+      ),
+    );
     expect(await parallel(path, 2)).toEqual(await reference(path));
   });
 
@@ -141,7 +156,9 @@ describe('reading with import threads', () => {
 
   it('stops at the same error, on the same line, when the file is malformed halfway', async () => {
     const path = join(dir, 'broken.csv');
-    const text = makeFile(20_000, (i) => (i === 12_345 ? 'wallet,1.00,REFUND,Caf\u0000,+201001234567,,,,x,PAY-NUL' : undefined));
+    const text = makeFile(20_000, (i) =>
+      i === 12_345 ? 'wallet,1.00,REFUND,Caf\u0000,+201001234567,,,,x,PAY-NUL' : undefined,
+    );
     await writeFile(path, text);
     const want = await errorOf(() => reference(path));
     expect(want.code).toBe('file_binary');
@@ -152,15 +169,29 @@ describe('reading with import threads', () => {
 
   it('ends the same way as one stream when a quote is never closed halfway', async () => {
     const path = join(dir, 'unclosed.csv');
-    await writeFile(path, makeFile(20_000, (i) => (i === 12_345 ? 'wallet,1.00,REFUND,"never closed,+201001234567,,,,x,PAY-OPEN' : undefined)));
-    const settle = (p: Promise<Seen[]>) => p.then((rows) => ({ rows }), (err: CashoutError) => ({ code: err.code, message: err.message }));
+    await writeFile(
+      path,
+      makeFile(20_000, (i) =>
+        i === 12_345 ? 'wallet,1.00,REFUND,"never closed,+201001234567,,,,x,PAY-OPEN' : undefined,
+      ),
+    );
+    const settle = (p: Promise<Seen[]>) =>
+      p.then(
+        (rows) => ({ rows }),
+        (err: CashoutError) => ({ code: err.code, message: err.message }),
+      );
     expect(await settle(parallel(path, 2))).toEqual(await settle(reference(path)));
   });
 
   it('refuses rows past CASHOUT_MAX_ROWS naming the first row over the limit', async () => {
     const path = join(dir, 'many.csv');
-    await writeFile(path, makeFile(9_000, () => undefined));
-    const err = await errorOf(() => scanFile(path, RULES, { onItem() {}, onInvalid() {} }, { threads: 2, maxRows: 8_000 }));
+    await writeFile(
+      path,
+      makeFile(9_000, () => undefined),
+    );
+    const err = await errorOf(() =>
+      scanFile(path, RULES, { onItem() {}, onInvalid() {} }, { threads: 2, maxRows: 8_000 }),
+    );
     expect(err.code).toBe('too_many_rows');
     expect(err.message).toContain('line 8002 is row 8001');
   });

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { registerBullBoard } from '../../src/dashboard/bull-board.js';
-import { requestJobId } from '../../src/batch/batch-id.js';
+import { requestJobId } from '../../src/batch-id.js';
 import { createPaymentClient } from '../../src/submit/payment-client.js';
 import { writeReconciliation } from '../../src/results/write-reconciliation.js';
 import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
@@ -34,9 +34,23 @@ describe('reconciliation and retries from the dashboard', () => {
     app = Fastify();
     await registerBullBoard(app, [p.queue]);
     board = `${await app.listen({ host: '127.0.0.1', port: 0 })}/queues/api/queues/cashout-submit`;
-    client = createPaymentClient({ baseUrl: sandbox.url, token: TOKEN, requestTimeoutMs: 2000, connectTimeoutMs: 1000, connections: 4 });
+    client = createPaymentClient({
+      baseUrl: sandbox.url,
+      token: TOKEN,
+      requestTimeoutMs: 2000,
+      connectTimeoutMs: 1000,
+      connections: 4,
+    });
     worker = startSubmitWorker(
-      { connection: p.workerRedis, prefix: p.prefix, concurrency: 2, rateLimitPerSecond: 0, connectRetries: 0, connectBackoffMs: 10, requestTimeoutMs: 2000 },
+      {
+        connection: p.workerRedis,
+        prefix: p.prefix,
+        concurrency: 2,
+        rateLimitPerSecond: 0,
+        connectRetries: 0,
+        connectBackoffMs: 10,
+        requestTimeoutMs: 2000,
+      },
       { ledger: p.ledger, client, log: p.log, queue: p.queue },
     );
   });
@@ -48,7 +62,8 @@ describe('reconciliation and retries from the dashboard', () => {
     await p.close();
   });
 
-  const jobState = async (batchId: string, seq: number) => (await p.queue.getJob(requestJobId(batchId, seq)))!.getState();
+  const jobState = async (batchId: string, seq: number) =>
+    (await p.queue.getJob(requestJobId(batchId, seq)))!.getState();
   const requestState = async (batchId: string, seq: number) => (await p.ledger.getRequest(batchId, seq))!.state;
 
   async function unknownBatch(rows: string[]): Promise<string> {
@@ -141,9 +156,17 @@ describe('reconciliation and retries from the dashboard', () => {
   });
 
   it('the dashboard refuses to add, duplicate or edit submission jobs', async () => {
-    const add = await fetch(`${board}/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x', data: { batchId: '0000000000000000', seq: 1 } }) });
+    const add = await fetch(`${board}/add`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x', data: { batchId: '0000000000000000', seq: 1 } }),
+    });
     expect(add.status, await add.clone().text()).toBe(403);
-    const edit = await fetch(`${board}/anything/update-data`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const edit = await fetch(`${board}/anything/update-data`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(edit.status).toBe(403);
     const retryCompleted = await fetch(`${board}/retry/completed`, { method: 'PUT' });
     expect(retryCompleted.status).toBe(403);

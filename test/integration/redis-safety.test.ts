@@ -95,7 +95,9 @@ describe('Redis safety for the ledger', () => {
       const dir = await mkdtemp(join(tmpdir(), 'cashout-early-'));
       try {
         const maker = createRowMaker({ rows: 20_000, seed: 5 });
-        const lines = ['channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference'];
+        const lines = [
+          'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference',
+        ];
         for (let i = 0; i < 20_000; i++) lines.push(maker.next().replace(/\n$/, ''));
         const path = join(dir, 'big.csv');
         await writeFile(path, `${lines.join('\n')}\n`);

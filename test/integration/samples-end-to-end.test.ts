@@ -18,7 +18,8 @@ const ERRORS = join(ROOT, 'samples', 'payouts-with-errors.csv');
 const TOKEN = 'sandbox-token-for-tests';
 
 type Row = Record<string, string>;
-const readCsv = async (path: string): Promise<Row[]> => parse(await readFile(path), { columns: true, bom: true, relax_column_count: true }) as Row[];
+const readCsv = async (path: string): Promise<Row[]> =>
+  parse(await readFile(path), { columns: true, bom: true, relax_column_count: true }) as Row[];
 
 /** (line → record) of a sample, with line numbers as the report gives them (header = 1; samples have no multi-line fields). */
 async function sampleRows(path: string): Promise<Map<number, Row>> {
@@ -61,7 +62,11 @@ describe('samples run end to end', () => {
       CASHOUT_LOG_LEVEL: 'warn',
     };
     if (service === 'shared') {
-      Object.assign(env, { CASHOUT_API_BASE_URL: sandbox.url, CASHOUT_API_TOKEN: TOKEN, CASHOUT_ALLOW_UNSAFE_REDIS: 'true' });
+      Object.assign(env, {
+        CASHOUT_API_BASE_URL: sandbox.url,
+        CASHOUT_API_TOKEN: TOKEN,
+        CASHOUT_ALLOW_UNSAFE_REDIS: 'true',
+      });
     }
     return { env, reports };
   };
@@ -128,12 +133,18 @@ describe('samples run end to end', () => {
     const results = await readCsv(join(dir, 'results.csv'));
     const validLines = [...input.keys()].filter((l) => !issues.has(l));
     expect(results.filter((r) => r.status === 'accepted').map((r) => Number(r.line))).toEqual(validLines);
-    expect(results.filter((r) => r.status === 'invalid').map((r) => Number(r.line))).toEqual([...issues].sort((a, b) => a - b));
+    expect(results.filter((r) => r.status === 'invalid').map((r) => Number(r.line))).toEqual(
+      [...issues].sort((a, b) => a - b),
+    );
 
     // What the service created is exactly the valid rows, by content.
-    const created = sandbox.ledger().flatMap((e) => [...(e.body.mobile_wallets ?? []), ...(e.body.bank_accounts ?? [])]);
+    const created = sandbox
+      .ledger()
+      .flatMap((e) => [...(e.body.mobile_wallets ?? []), ...(e.body.bank_accounts ?? [])]);
     const expected = validLines.map((l) => input.get(l)!);
-    expect(created.map((i) => `${i.holder_name}|${i.amount}`).sort()).toEqual(expected.map((r) => `${r.holder_name}|${r.amount}`).sort());
+    expect(created.map((i) => `${i.holder_name}|${i.amount}`).sort()).toEqual(
+      expected.map((r) => `${r.holder_name}|${r.amount}`).sort(),
+    );
 
     // rejected-rows.csv: line and errors, then the input's own columns: exactly the invalid rows, ready to fix
     // and upload again.

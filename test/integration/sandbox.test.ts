@@ -27,7 +27,10 @@ const bankAccount = {
   number: '1234567890123',
   description: 'March payout',
 };
-const validBody: WithdrawalRequestBody = { mobile_wallets: [wallet], bank_accounts: [bankAccount] } as WithdrawalRequestBody;
+const validBody: WithdrawalRequestBody = {
+  mobile_wallets: [wallet],
+  bank_accounts: [bankAccount],
+} as WithdrawalRequestBody;
 
 const CREATED = {
   success: true,
@@ -42,7 +45,12 @@ interface Answer {
   text: string;
 }
 
-async function post(sb: Sandbox, body: unknown, headers: Record<string, string> = AUTH, timeoutMs?: number): Promise<Answer> {
+async function post(
+  sb: Sandbox,
+  body: unknown,
+  headers: Record<string, string> = AUTH,
+  timeoutMs?: number,
+): Promise<Answer> {
   const res = await request(sb.url + WITHDRAWAL_PATH, {
     method: 'POST',
     headers,
@@ -52,10 +60,20 @@ async function post(sb: Sandbox, body: unknown, headers: Record<string, string> 
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
-async function admin(sb: Sandbox, method: 'GET' | 'PUT' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function admin(
+  sb: Sandbox,
+  method: 'GET' | 'PUT' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const res = await request(sb.url + path, {
     method,
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    ...(body === undefined
+      ? {}
+      : {
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+          headers: { 'content-type': 'application/json' },
+        }),
   });
   return { status: res.statusCode, json: await res.body.json() };
 }
@@ -212,7 +230,11 @@ describe('sandbox: authentication, validation, creation', () => {
   });
 
   it('accepts a content type with a charset parameter', async () => {
-    const r = await post(sb, { mobile_wallets: [wallet] }, { ...AUTH, 'content-type': 'application/json; charset=utf-8' });
+    const r = await post(
+      sb,
+      { mobile_wallets: [wallet] },
+      { ...AUTH, 'content-type': 'application/json; charset=utf-8' },
+    );
     expect(r.status).toBe(200);
     expect(sb.ledger()).toHaveLength(1);
   });

@@ -9,7 +9,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { isCashoutError } from '../../src/errors.js';
 import { enqueueRequests } from '../../src/queue/enqueue-requests.js';
-import { requestJobId } from '../../src/batch/batch-id.js';
+import { requestJobId } from '../../src/batch-id.js';
 import { freePort } from '../../src/queue/private-redis.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
 
@@ -34,10 +34,17 @@ describe('service answers mapped to rows', () => {
     await p.close();
   });
 
-  const created = () => sandbox.ledger().flatMap((e) => [...(e.body.mobile_wallets ?? []), ...(e.body.bank_accounts ?? [])]);
+  const created = () =>
+    sandbox.ledger().flatMap((e) => [...(e.body.mobile_wallets ?? []), ...(e.body.bank_accounts ?? [])]);
 
   it('a 422 naming one item rejects exactly that row and sends the other items again as a new request', async () => {
-    const file = await p.writeCsv('422.csv', [walletRow(1), bankRow(2, '300.00', UNKNOWN_BANK), walletRow(3), bankRow(4), walletRow(5)]);
+    const file = await p.writeCsv('422.csv', [
+      walletRow(1),
+      bankRow(2, '300.00', UNKNOWN_BANK),
+      walletRow(3),
+      bankRow(4),
+      walletRow(5),
+    ]);
     const batch = await p.importCsv(file, { itemsPerRequest: 5 });
     expect(batch.requests).toBe(1);
     const { rows, summary } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN });
@@ -45,15 +52,23 @@ describe('service answers mapped to rows', () => {
     const byLine = new Map(rows.map((r) => [r.line, r]));
     expect(byLine.get('3')).toMatchObject({ status: 'rejected', request: '1', http_status: '422' });
     expect(byLine.get('3')!.errors).toMatch(/^bank_name: /);
-    for (const line of ['2', '4', '5', '6']) expect(byLine.get(line)).toMatchObject({ status: 'accepted', request: '2' });
+    for (const line of ['2', '4', '5', '6'])
+      expect(byLine.get(line)).toMatchObject({ status: 'accepted', request: '2' });
     expect(sandbox.ledger()).toHaveLength(1);
-    expect(created().map((i) => i.holder_name).sort()).toEqual(['Bank Holder 4', 'Holder 1', 'Holder 3', 'Holder 5']);
+    expect(
+      created()
+        .map((i) => i.holder_name)
+        .sort(),
+    ).toEqual(['Bank Holder 4', 'Holder 1', 'Holder 3', 'Holder 5']);
     expect(summary.byStatus.rejected).toEqual({ rows: 1, amount: '300.00' });
     expect(summary.byStatus.accepted.rows).toBe(4);
   });
 
   it('a 422 naming every item rejects every row of the request and sends nothing again', async () => {
-    const file = await p.writeCsv('422-all.csv', [bankRow(11, '10.00', UNKNOWN_BANK), bankRow(12, '20.00', UNKNOWN_BANK)]);
+    const file = await p.writeCsv('422-all.csv', [
+      bankRow(11, '10.00', UNKNOWN_BANK),
+      bankRow(12, '20.00', UNKNOWN_BANK),
+    ]);
     const batch = await p.importCsv(file, { itemsPerRequest: 5 });
     const { rows } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN });
     expect(rows.map((r) => [r.status, r.request])).toEqual([
@@ -77,7 +92,11 @@ describe('service answers mapped to rows', () => {
     const file = await p.writeCsv(`unknown-${n}.csv`, [walletRow(n), bankRow(n)]);
     const batch = await p.importCsv(file, { itemsPerRequest: 5 });
     sandbox.setFaults(faults);
-    const { rows, summary } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN, requestTimeoutMs: 500 });
+    const { rows, summary } = await p.submit(batch.batchId, {
+      baseUrl: sandbox.url,
+      token: TOKEN,
+      requestTimeoutMs: 500,
+    });
     expect(rows.map((r) => r.status)).toEqual(['unknown', 'unknown']);
     expect(summary.batchState).toBe('needs_reconciliation');
     expect(sandbox.ledger()).toHaveLength(createdBySandbox ? 1 : 0);
@@ -89,7 +108,9 @@ describe('service answers mapped to rows', () => {
     expect(job).toBeDefined();
     await job!.retry((await job!.getState()) as 'completed' | 'failed');
     const { rows: after } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN });
-    await expect.poll(async () => (await p.queue.getJob(requestJobId(batch.batchId, 1)))!.getState(), { timeout: 5000 }).toBe('failed');
+    await expect
+      .poll(async () => (await p.queue.getJob(requestJobId(batch.batchId, 1)))!.getState(), { timeout: 5000 })
+      .toBe('failed');
     const failed = await p.queue.getJob(requestJobId(batch.batchId, 1));
     expect(failed!.failedReason).toMatch(/may already have been created/);
     expect(sandbox.received()).toBe(received);
@@ -97,9 +118,19 @@ describe('service answers mapped to rows', () => {
   });
 
   it('a refused token stops the batch: nothing is created and every row is not_sent', async () => {
-    const file = await p.writeCsv('401.csv', [walletRow(31), walletRow(32), walletRow(33), walletRow(34), walletRow(35)]);
+    const file = await p.writeCsv('401.csv', [
+      walletRow(31),
+      walletRow(32),
+      walletRow(33),
+      walletRow(34),
+      walletRow(35),
+    ]);
     const batch = await p.importCsv(file, { itemsPerRequest: 1 });
-    const { rows, summary } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: 'wrong-token', concurrency: 1 });
+    const { rows, summary } = await p.submit(batch.batchId, {
+      baseUrl: sandbox.url,
+      token: 'wrong-token',
+      concurrency: 1,
+    });
     expect(rows.map((r) => r.status)).toEqual(['not_sent', 'not_sent', 'not_sent', 'not_sent', 'not_sent']);
     expect(summary.haltReason).toMatch(/access token was refused/);
     expect(sandbox.ledger()).toHaveLength(0);
@@ -110,7 +141,9 @@ describe('service answers mapped to rows', () => {
     const job = await p.queue.getJob(requestJobId(batch.batchId, 1));
     await job!.retry('failed');
     await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN, concurrency: 1 });
-    await expect.poll(async () => (await p.queue.getJob(requestJobId(batch.batchId, 1)))!.getState(), { timeout: 5000 }).toBe('failed');
+    await expect
+      .poll(async () => (await p.queue.getJob(requestJobId(batch.batchId, 1)))!.getState(), { timeout: 5000 })
+      .toBe('failed');
     expect(sandbox.received()).toBe(1);
     expect((await p.ledger.getRequest(batch.batchId, 1))!.state).toBe('not_sent');
   });
@@ -119,7 +152,11 @@ describe('service answers mapped to rows', () => {
     const closedPort = await freePort();
     const file = await p.writeCsv('refused.csv', [walletRow(41)]);
     const batch = await p.importCsv(file);
-    const { rows } = await p.submit(batch.batchId, { baseUrl: `http://127.0.0.1:${closedPort}`, token: TOKEN, connectRetries: 2 });
+    const { rows } = await p.submit(batch.batchId, {
+      baseUrl: `http://127.0.0.1:${closedPort}`,
+      token: TOKEN,
+      connectRetries: 2,
+    });
     expect(rows[0]).toMatchObject({ status: 'not_sent' });
     expect(rows[0]!.message).toMatch(/could not be reached/);
     const request = await p.ledger.getRequest(batch.batchId, 1);
@@ -130,7 +167,7 @@ describe('service answers mapped to rows', () => {
     ['a name that does not resolve (DNS failure)', () => 'http://cashout-no-such-host.invalid'],
     ['a TLS handshake that fails before anything is sent', () => sandbox.url.replace('http://', 'https://')],
   ])('%s: rows not_sent, nothing created', async (_label, baseUrl) => {
-    const file = await p.writeCsv(`unreachable-${caseNo += 1}.csv`, [walletRow(70 + caseNo)]);
+    const file = await p.writeCsv(`unreachable-${(caseNo += 1)}.csv`, [walletRow(70 + caseNo)]);
     const batch = await p.importCsv(file);
     const before = sandbox.ledger().length;
     const { rows } = await p.submit(batch.batchId, { baseUrl: baseUrl(), token: TOKEN });

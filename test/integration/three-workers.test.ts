@@ -7,7 +7,15 @@ import { runChaos } from '../support/chaos.js';
 
 describe('three worker processes on one batch', () => {
   it('share the requests and send each exactly once', { timeout: 120_000 }, async () => {
-    const f = await runChaos({ rows: 3000, workers: 3, kills: 0, killRedis: false, itemsPerRequest: 10, seed: 3, faultless: true });
+    const f = await runChaos({
+      rows: 3000,
+      workers: 3,
+      kills: 0,
+      killRedis: false,
+      itemsPerRequest: 10,
+      seed: 3,
+      faultless: true,
+    });
     expect(f.requests).toBe(300);
     expect(f.posts).toBe(f.requests);
     expect(f.duplicates).toBe(0);

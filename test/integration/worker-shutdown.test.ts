@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { requestJobId } from '../../src/batch/batch-id.js';
+import { requestJobId } from '../../src/batch-id.js';
 import { EXIT_LEFT_FOR_RECOVERY } from '../../src/commands/worker.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
@@ -215,7 +215,10 @@ async function scenario(disturbance: Disturbance): Promise<void> {
         created.set(item.holder_name, (created.get(item.holder_name) ?? 0) + 1);
       }
     }
-    expect([...created.values()].filter((n) => n > 1), 'items created twice').toEqual([]);
+    expect(
+      [...created.values()].filter((n) => n > 1),
+      'items created twice',
+    ).toEqual([]);
     const final = await ledger.requestStates(id, seqs);
     for (const seq of seqs) {
       const state = final[seq - 1];

@@ -215,7 +215,10 @@ async function removeStaleUnpacking(dir: string): Promise<void> {
   for (const name of await readdir(dirname(dir))) {
     if (!name.startsWith(prefix)) continue;
     const path = join(dirname(dir), name);
-    const age = await stat(path).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const age = await stat(path).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     if (age > STALE_UNPACK_MS) await rm(path, { recursive: true, force: true });
   }
 }

@@ -85,14 +85,23 @@ const TOKEN = 'chaos-token';
 const CSV_READ = { columns: true, bom: true } as const;
 
 function chaosCsv(rows: number, rand: () => number): string {
-  const banks = ['National Bank of Egypt', 'Banque Misr', 'Commercial International Bank', 'Al Ahli Bank of Kuwait – Egypt'];
+  const banks = [
+    'National Bank of Egypt',
+    'Banque Misr',
+    'Commercial International Bank',
+    'Al Ahli Bank of Kuwait – Egypt',
+  ];
   const lines = [HEADER];
   for (let i = 1; i <= rows; i++) {
     const amount = `${100 + Math.floor(rand() * 9900)}.${String(Math.floor(rand() * 100)).padStart(2, '0')}`;
     if (i % 3 === 0) {
-      lines.push(`bank,${amount},TRANSFER,Chaos Holder ${i},,${banks[i % banks.length]},"${i} Nile St, Cairo",${String(100_000_000_000 + i)},Chaos payout ${i},C-${i}`);
+      lines.push(
+        `bank,${amount},TRANSFER,Chaos Holder ${i},,${banks[i % banks.length]},"${i} Nile St, Cairo",${String(100_000_000_000 + i)},Chaos payout ${i},C-${i}`,
+      );
     } else {
-      lines.push(`wallet,${amount},TRANSFER,Chaos Holder ${i},+2010${String(10_000_000 + i).slice(-8)},,,,Chaos payout ${i},C-${i}`);
+      lines.push(
+        `wallet,${amount},TRANSFER,Chaos Holder ${i},+2010${String(10_000_000 + i).slice(-8)},,,,Chaos payout ${i},C-${i}`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;
@@ -111,7 +120,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     redis = await startPrivateRedis({ appendOnly: true, dir });
     const faults = {
       latencyMs: { min: 2, max: 30 },
-      rates: opts.faultless ? {} : { http500: 0.04, http503: 0.04, http429: 0.04, hang: 0.03, createThenReset: 0.05, malformed200: 0.05, createThen500: 0.05 },
+      rates: opts.faultless
+        ? {}
+        : {
+            http500: 0.04,
+            http503: 0.04,
+            http429: 0.04,
+            hang: 0.03,
+            createThenReset: 0.05,
+            malformed200: 0.05,
+            createThen500: 0.05,
+          },
       retryAfterSeconds: 1,
       seed: opts.seed,
     };
@@ -144,7 +163,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     const startWorker = (i: number) => {
       const base: Record<string, string> = {};
       for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'worker'], { cwd: ROOT, env: { ...base, ...env }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'worker'], {
+        cwd: ROOT,
+        env: { ...base, ...env },
+        stdio: 'ignore',
+      });
       workers[i] = child;
       workerStarts.push(Date.now());
     };
@@ -174,7 +197,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
         // The same file again with one amount changed (a "corrected" file): a new batch.
         const lines = (await readFile(file, 'utf8')).split('\n');
         const at = 1 + Math.floor(rand() * opts.rows);
-        lines[at] = lines[at]!.replace(/^(wallet|bank),(\d+)\./, (_m, ch: string, units: string) => `${ch},${Number(units) + 1 + uploads}.`);
+        lines[at] = lines[at]!.replace(
+          /^(wallet|bank),(\d+)\./,
+          (_m, ch: string, units: string) => `${ch},${Number(units) + 1 + uploads}.`,
+        );
         const again = join(dir, `chaos-again-${++uploads}.csv`);
         await writeFile(again, lines.join('\n'));
         const r = await runCli(['import', again], env, 30_000);
@@ -247,12 +273,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     const reports: { results: Record<string, string>[]; reconciliation: Record<string, string>[] }[] = [];
     for (const id of batchIds) {
       const report = await runCli(['report', id], env);
-      if (report.code === null || report.code > 1) throw new Error(`report of ${id} failed (${report.code}): ${report.stderr}`);
+      if (report.code === null || report.code > 1)
+        throw new Error(`report of ${id} failed (${report.code}): ${report.stderr}`);
       await runCli(['reconcile', id], env);
       const batchDir = join(dir, 'reports', id);
       reports.push({
         results: parse(await readFile(join(batchDir, 'results.csv')), CSV_READ) as Record<string, string>[],
-        reconciliation: parse(await readFile(join(batchDir, 'reconciliation.csv')), CSV_READ) as Record<string, string>[],
+        reconciliation: parse(await readFile(join(batchDir, 'reconciliation.csv')), CSV_READ) as Record<
+          string,
+          string
+        >[],
       });
     }
     const { results, reconciliation } = reports[0]!;
@@ -284,7 +314,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       const k = key(r.holder_name!, r.amount!);
       statusesOf.set(k, [...(statusesOf.get(k) ?? []), r.status!]);
     }
-    const acceptedNotCreated = allRows.filter((r) => r.status === 'accepted' && !created.has(key(r.holder_name!, r.amount!))).length;
+    const acceptedNotCreated = allRows.filter(
+      (r) => r.status === 'accepted' && !created.has(key(r.holder_name!, r.amount!)),
+    ).length;
     let createdUnaccounted = 0;
     for (const k of created.keys()) {
       const paid = (statusesOf.get(k) ?? []).filter((s) => s === 'accepted' || s === 'unknown').length;
@@ -352,14 +384,22 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
  * Board's button does) and one random request is retried with `cashout retry`. Redis may be down
  * meanwhile: whatever fails is given up. Returns the number of retries asked for.
  */
-async function retryAtRandom(url: string, batchIds: readonly string[], rand: () => number, env: Record<string, string>): Promise<number> {
+async function retryAtRandom(
+  url: string,
+  batchIds: readonly string[],
+  rand: () => number,
+  env: Record<string, string>,
+): Promise<number> {
   const { Queue } = await import('bullmq');
   const connection = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 1000, retryStrategy: () => null });
   connection.on('error', () => undefined);
   const queue = new Queue('cashout-submit', { connection, prefix: '{chaos}' });
   let asked = 0;
   try {
-    const failed = await Promise.race([queue.getFailed(0, 200), new Promise<never[]>((r) => setTimeout(() => r([]), 3000))]);
+    const failed = await Promise.race([
+      queue.getFailed(0, 200),
+      new Promise<never[]>((r) => setTimeout(() => r([]), 3000)),
+    ]);
     for (const job of failed) {
       if (rand() < 0.5) continue;
       await job.retry('failed').catch(() => undefined);

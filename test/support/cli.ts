@@ -14,11 +14,18 @@ export interface CliResult {
 }
 
 /** Runs `node bin/cashout.js ...args` in the project folder with `env` added to a clean environment. */
-export function runCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const base: Record<string, string> = {};
     for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), ...args], { cwd: ROOT, env: { ...base, ...env } });
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), ...args], {
+      cwd: ROOT,
+      env: { ...base, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -22,7 +22,8 @@ import { startSubmitWorker } from '../../jobs/index.js';
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from './redis.js';
 
 /** Header of the payout CSV template. */
-export const HEADER = 'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
+export const HEADER =
+  'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
 
 /** A valid wallet row. */
 export function walletRow(n: number, amount = '100.00'): string {
@@ -69,7 +70,10 @@ export interface TestPipeline {
   /** The import's bank list (may hold names the sandbox does not know, to provoke a 422). */
   readonly banks: BankList;
   writeCsv(name: string, rows: readonly string[]): Promise<string>;
-  importCsv(path: string, opts?: ImportOptions & { itemsPerRequest?: number; serviceUrl?: string }): Promise<ImportResult>;
+  importCsv(
+    path: string,
+    opts?: ImportOptions & { itemsPerRequest?: number; serviceUrl?: string },
+  ): Promise<ImportResult>;
   /** Runs a worker against `baseUrl` until the batch is final; returns the report. */
   submit(batchId: string, target: WorkerTarget): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
   /** Starts a submit worker against `target.baseUrl` that checks batches against its address; the caller closes it. */
@@ -82,7 +86,11 @@ export interface TestPipeline {
  * Opens a pipeline under a fresh prefix. `extraBanks` are added to the import's bank list only;
  * `logLevel` is the level of the in-memory log (`info` by default, `debug` to keep every line).
  */
-export async function openTestPipeline(label: string, extraBanks: readonly string[] = [], logLevel = 'info'): Promise<TestPipeline> {
+export async function openTestPipeline(
+  label: string,
+  extraBanks: readonly string[] = [],
+  logLevel = 'info',
+): Promise<TestPipeline> {
   const prefix = testPrefix(label);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
   const workerRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
@@ -148,7 +156,15 @@ export async function openTestPipeline(label: string, extraBanks: readonly strin
     importCsv(path, opts = {}) {
       const { itemsPerRequest, serviceUrl, ...importOptions } = opts;
       return importBatch(
-        { ledger, queue, rules, log, reportsDir, itemsPerRequest: itemsPerRequest ?? 3, serviceUrl: serviceUrl ?? 'http://sandbox.test' },
+        {
+          ledger,
+          queue,
+          rules,
+          log,
+          reportsDir,
+          itemsPerRequest: itemsPerRequest ?? 3,
+          serviceUrl: serviceUrl ?? 'http://sandbox.test',
+        },
         path,
         importOptions,
       );

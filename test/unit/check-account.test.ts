@@ -6,9 +6,12 @@ import { describeIssue } from '../../src/import/reasons.js';
 const VALID_IBAN = 'EG380019000500000000263180002';
 
 describe('checkAccount', () => {
-  it.each(['123456', '100234567812', '1234567890123456', '1'.repeat(30), VALID_IBAN, 'EG270004010100000012345678901'])('accepts %s', (value) => {
-    expect(checkAccount(value)).toBeUndefined();
-  });
+  it.each(['123456', '100234567812', '1234567890123456', '1'.repeat(30), VALID_IBAN, 'EG270004010100000012345678901'])(
+    'accepts %s',
+    (value) => {
+      expect(checkAccount(value)).toBeUndefined();
+    },
+  );
 
   it.each([
     // value, code, suggestion

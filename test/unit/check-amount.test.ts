@@ -54,7 +54,10 @@ describe('checkAmount', () => {
 
   it('refuses more integer digits than the guard allows, with the limit as a parameter', () => {
     const value = `${'9'.repeat(MAX_AMOUNT_INTEGER_DIGITS + 1)}.00`;
-    expect(checkAmount(value)).toMatchObject({ code: 'amount_too_large', params: { maxDigits: MAX_AMOUNT_INTEGER_DIGITS } });
+    expect(checkAmount(value)).toMatchObject({
+      code: 'amount_too_large',
+      params: { maxDigits: MAX_AMOUNT_INTEGER_DIGITS },
+    });
     expect(checkAmount(`${'9'.repeat(MAX_AMOUNT_INTEGER_DIGITS)}.00`)).toBeUndefined();
   });
 

@@ -6,9 +6,12 @@ import { describeIssue } from '../../src/import/reasons.js';
 const EG = ['EG'] as const;
 
 describe('checkMobile', () => {
-  it.each(['+201001234567', '+201123456789', '+201234567890', '+201512345678', '+201098765432'])('accepts %s', (value) => {
-    expect(checkMobile(value, EG)).toBeUndefined();
-  });
+  it.each(['+201001234567', '+201123456789', '+201234567890', '+201512345678', '+201098765432'])(
+    'accepts %s',
+    (value) => {
+      expect(checkMobile(value, EG)).toBeUndefined();
+    },
+  );
 
   it.each([
     // value, code, suggestion
@@ -135,7 +138,9 @@ describe('the fast path agrees with the full parse', () => {
     const numbers = fc.oneof(
       digits(8, 12).map((d) => `+20${d}`),
       fc.constantFrom('0', '20', '00').chain((p) => digits(8, 11).map((d) => `+20${p}${d}`)),
-      fc.constantFrom('10', '11', '12', '15', '13', '2', '3', '800', '900').chain((p) => digits(6, 9).map((d) => `+20${p}${d}`)),
+      fc
+        .constantFrom('10', '11', '12', '15', '13', '2', '3', '800', '900')
+        .chain((p) => digits(6, 9).map((d) => `+20${p}${d}`)),
       fc.constantFrom('+971', '+1', '+44', '+966').chain((c) => digits(7, 11).map((d) => `${c}${d}`)),
     );
     fc.assert(

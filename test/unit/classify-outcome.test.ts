@@ -133,11 +133,7 @@ describe('classifyOutcome: HTTP 422 (nothing created, §7 rule 1)', () => {
       { 'bank_accounts.1.bank_name': ['The selected bank name is invalid.', 'Second reason.'] },
       { 'bank_accounts.1.bank_name': ['The selected bank name is invalid.', 'Second reason.'] },
     ],
-    [
-      'mixed string and array values',
-      { a: 'one', b: ['two', 'three'] },
-      { a: ['one'], b: ['two', 'three'] },
-    ],
+    ['mixed string and array values', { a: 'one', b: ['two', 'three'] }, { a: ['one'], b: ['two', 'three'] }],
   ])('the §7 body with %s is rejected, errors normalised to arrays', (_label, errors, expected) => {
     expect(classifyOutcome(response(422, failureBody(errors)))).toEqual({
       kind: 'rejected',

@@ -40,7 +40,18 @@ describe('indexHeader', () => {
   });
 
   it('accepts any order, any case, surrounding spaces and a byte-order mark', () => {
-    const record = ['\uFEFFReference', ' AMOUNT ', 'Channel', 'type', 'holder_name', 'Mobile_Number', 'bank_name', 'bank_address', 'account_number', 'description'];
+    const record = [
+      '\uFEFFReference',
+      ' AMOUNT ',
+      'Channel',
+      'type',
+      'holder_name',
+      'Mobile_Number',
+      'bank_name',
+      'bank_address',
+      'account_number',
+      'description',
+    ];
     const index = indexHeader(record);
     expect(index.reference).toBe(0);
     expect(index.amount).toBe(1);
@@ -64,7 +75,11 @@ describe('indexHeader', () => {
     const record = TEMPLATE.map((c) => (c === near ? wrong : c));
     const err = headerError(record);
     expect(err.code).toBe('column_unknown');
-    expect(err.context).toMatchObject({ column: wrong, position: TEMPLATE.indexOf(near as (typeof COLUMNS)[number]) + 1, suggestion: near });
+    expect(err.context).toMatchObject({
+      column: wrong,
+      position: TEMPLATE.indexOf(near as (typeof COLUMNS)[number]) + 1,
+      suggestion: near,
+    });
     expect(err.message).toContain(wrong);
     expect(err.message).toContain(`did you mean "${near}"`);
   });
@@ -78,7 +93,10 @@ describe('indexHeader', () => {
 
   it.each([
     [['amount'], ['amount']],
-    [['mobile_number', 'bank_name'], ['mobile_number', 'bank_name']],
+    [
+      ['mobile_number', 'bank_name'],
+      ['mobile_number', 'bank_name'],
+    ],
     [['description'], ['description']],
   ])('refuses a header lacking %j with code column_missing', (drop, missing) => {
     const err = headerError(TEMPLATE.filter((c) => !drop.includes(c)));
@@ -87,11 +105,14 @@ describe('indexHeader', () => {
     for (const m of missing) expect(err.message).toContain(`"${m}"`);
   });
 
-  it.each([['amount'], ['Amount'], [' amount']])('refuses a second amount column written %j with code column_duplicated', (second) => {
-    const err = headerError([...TEMPLATE, second]);
-    expect(err.code).toBe('column_duplicated');
-    expect(err.context.column).toBe('amount');
-  });
+  it.each([['amount'], ['Amount'], [' amount']])(
+    'refuses a second amount column written %j with code column_duplicated',
+    (second) => {
+      const err = headerError([...TEMPLATE, second]);
+      expect(err.code).toBe('column_duplicated');
+      expect(err.context.column).toBe('amount');
+    },
+  );
 
   it.each([
     [['wallet', '1500.00', 'TRANSFER', 'Mona', '+201001234567', '', '', '', 'November salary', 'PAY-1']],

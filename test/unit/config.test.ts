@@ -106,11 +106,14 @@ describe('parseConfig values', () => {
     expect(err.message).toContain(key);
   });
 
-  it.each(['CASHOUT_TYPO', 'CASHOUT_ITEMS_PER_REQUESTS', 'CASHOUT_API_TOKN'])('unknown setting %s is refused, naming it', (key) => {
-    const err = caught(() => parseConfig({ [key]: '1' }));
-    expect(err.code).toBe('config_invalid');
-    expect(err.message).toContain(key);
-  });
+  it.each(['CASHOUT_TYPO', 'CASHOUT_ITEMS_PER_REQUESTS', 'CASHOUT_API_TOKN'])(
+    'unknown setting %s is refused, naming it',
+    (key) => {
+      const err = caught(() => parseConfig({ [key]: '1' }));
+      expect(err.code).toBe('config_invalid');
+      expect(err.message).toContain(key);
+    },
+  );
 
   it('variables outside the CASHOUT_ namespace are ignored', () => {
     expect(parseConfig({ PATH: '/usr/bin', HOME: '/root', CASHOUTX: 'y' }).itemsPerRequest).toBe(50);
@@ -156,7 +159,9 @@ describe('CASHOUT_API_TOKEN_FILE', () => {
   it('the file wins over CASHOUT_API_TOKEN', () => {
     const file = join(tempDir(), 'token');
     writeFileSync(file, 'tok-from-file\n');
-    expect(parseConfig({ CASHOUT_API_TOKEN: 'tok-inline', CASHOUT_API_TOKEN_FILE: file }).apiToken).toBe('tok-from-file');
+    expect(parseConfig({ CASHOUT_API_TOKEN: 'tok-inline', CASHOUT_API_TOKEN_FILE: file }).apiToken).toBe(
+      'tok-from-file',
+    );
   });
 });
 
@@ -177,8 +182,20 @@ describe('the result is frozen', () => {
 describe('withDotEnv', () => {
   it.each([
     ['a variable only in .env is read', 'CASHOUT_CONCURRENCY=8\n', {}, 'CASHOUT_CONCURRENCY', '8'],
-    ['the environment wins over .env', 'CASHOUT_CONCURRENCY=8\n', { CASHOUT_CONCURRENCY: '2' }, 'CASHOUT_CONCURRENCY', '2'],
-    ['quoted values and comments are understood', '# comment\nCASHOUT_REPORTS_DIR="/var/cashout reports"\n', {}, 'CASHOUT_REPORTS_DIR', '/var/cashout reports'],
+    [
+      'the environment wins over .env',
+      'CASHOUT_CONCURRENCY=8\n',
+      { CASHOUT_CONCURRENCY: '2' },
+      'CASHOUT_CONCURRENCY',
+      '2',
+    ],
+    [
+      'quoted values and comments are understood',
+      '# comment\nCASHOUT_REPORTS_DIR="/var/cashout reports"\n',
+      {},
+      'CASHOUT_REPORTS_DIR',
+      '/var/cashout reports',
+    ],
     ['variables of the environment are kept', 'CASHOUT_CONCURRENCY=8\n', { HOME: '/home/x' }, 'HOME', '/home/x'],
   ])('%s', (_label, dotEnv, env, key, expected) => {
     const dir = tempDir();

@@ -84,7 +84,10 @@ describe('bad-input corpus', () => {
     if (e.exit === 0) {
       expect(o.issues.map((i) => `line ${i.line}, ${i.issue.column}: ${describeIssue(i.issue)}`)).toEqual([]);
       expect(o.rows).toBeGreaterThan(0);
-      if (e.holders) expect(o.items.map((i) => (i.channel === 'wallet' ? i.wallet.holder_name : i.bank.holder_name))).toEqual(e.holders);
+      if (e.holders)
+        expect(o.items.map((i) => (i.channel === 'wallet' ? i.wallet.holder_name : i.bank.holder_name))).toEqual(
+          e.holders,
+        );
       return;
     }
     expect(o.issues.map((i) => ({ line: i.line, column: i.issue.column, code: i.issue.code }))).toEqual(
@@ -116,11 +119,14 @@ describe('csv-spectrum: readRecords parses each file into the records of its JSO
    * Where csv-spectrum's JSON disagrees with its own CSV: location_coordinates.json gives the phone
    * number 1234567890 while the CSV holds 2095257564 (and is one object, not an array).
    */
-  const ERRATA: Record<string, Record<string, string>> = { location_coordinates: { 'Contact Phone Number': '2095257564' } };
+  const ERRATA: Record<string, Record<string, string>> = {
+    location_coordinates: { 'Contact Phone Number': '2095257564' },
+  };
 
   it.each(names)('%s', async (name) => {
     const path = join(spectrum, 'csvs', `${name}.csv`);
-    const json = JSON.parse(readFileSync(join(spectrum, 'json', `${name}.json`), 'utf8')) as Record<string, string> | Array<Record<string, string>>;
+    const json = JSON.parse(readFileSync(join(spectrum, 'json', `${name}.json`), 'utf8')) as
+      Record<string, string> | Array<Record<string, string>>;
     const want = (Array.isArray(json) ? json : [json]).map((r) => ({ ...r, ...ERRATA[name] }));
     const records: string[][] = [];
     for await (const r of readRecords(path)) records.push([...r.cells]);

@@ -80,17 +80,23 @@ describe('openCsvOut', () => {
     return { dir, path };
   }
 
-  it.each(EXPECTED.map((row, i) => [i, row] as const))('record %i reads back with the same values (commas, quotes, newlines, Arabic)', async (i, row) => {
-    const { path } = await writeReport();
-    const records = parse(readFileSync(path, 'utf8'), { relax_column_count: false, bom: true }) as string[][];
-    expect(records).toHaveLength(EXPECTED.length);
-    expect(records[i]).toEqual(row);
-  });
+  it.each(EXPECTED.map((row, i) => [i, row] as const))(
+    'record %i reads back with the same values (commas, quotes, newlines, Arabic)',
+    async (i, row) => {
+      const { path } = await writeReport();
+      const records = parse(readFileSync(path, 'utf8'), { relax_column_count: false, bom: true }) as string[][];
+      expect(records).toHaveLength(EXPECTED.length);
+      expect(records[i]).toEqual(row);
+    },
+  );
 
   it.each([
     ['is owner-only (mode 0600)', ({ path }: { path: string }) => expect(statSync(path).mode & 0o777).toBe(0o600)],
     ['leaves no .tmp file behind', ({ dir }: { dir: string }) => expect(readdirSync(dir)).toEqual(['results.csv'])],
-    ['ends with a newline after the last record', ({ path }: { path: string }) => expect(readFileSync(path, 'utf8').endsWith('\n')).toBe(true)],
+    [
+      'ends with a newline after the last record',
+      ({ path }: { path: string }) => expect(readFileSync(path, 'utf8').endsWith('\n')).toBe(true),
+    ],
   ])('the finished file %s', async (_label, check) => {
     check(await writeReport());
   });
@@ -99,7 +105,12 @@ describe('openCsvOut', () => {
     const { path } = await writeReport();
     const bytes = readFileSync(path);
     expect(bytes.subarray(0, 3)).toEqual(BOM);
-    expect(bytes.subarray(3).toString('utf8').startsWith(`${HEADER.join(',')}\n`)).toBe(true);
+    expect(
+      bytes
+        .subarray(3)
+        .toString('utf8')
+        .startsWith(`${HEADER.join(',')}\n`),
+    ).toBe(true);
     expect(bytes.indexOf(BOM, 3)).toBe(-1);
   });
 

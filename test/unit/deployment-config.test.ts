@@ -123,7 +123,10 @@ describe('docker-compose.yml', () => {
       const mine = SECRETS_BY_SERVICE[name];
       if (s.env_file === undefined) {
         // Without .env a service sees only what the file gives it: no secret setting at all.
-        expect(Object.keys(env).filter((k) => SECRET_SETTINGS.includes(k)), name).toEqual([]);
+        expect(
+          Object.keys(env).filter((k) => SECRET_SETTINGS.includes(k)),
+          name,
+        ).toEqual([]);
         expect(s.secrets, name).toBeUndefined();
         continue;
       }
@@ -152,7 +155,12 @@ function finalStage(instructions: readonly Instruction[]): Instruction[] {
 function contextCopies(stage: readonly Instruction[]): string[] {
   return stage
     .filter((i) => i.getKeyword() === 'COPY' && !/--from=/.test(i.getTextContent()))
-    .flatMap((i) => i.getArguments().slice(0, -1).map((a) => a.getValue().replace(/^\.\//, '').replace(/\/$/, '')));
+    .flatMap((i) =>
+      i
+        .getArguments()
+        .slice(0, -1)
+        .map((a) => a.getValue().replace(/^\.\//, '').replace(/\/$/, '')),
+    );
 }
 
 /** Every `join(PACKAGE_ROOT, 'src', …)` path of the program's sources: files and folders it reads at run time. */
@@ -203,7 +211,10 @@ describe('Dockerfile', () => {
     expect(installs[0]).toMatch(/npm ci --omit=dev/);
     expect(runs.join('\n')).not.toMatch(/\btsc\b/);
     const keywords = stage.map((i) => i.getKeyword());
-    const user = stage.filter((i) => i.getKeyword() === 'USER').at(-1)?.getRawArgumentsContent();
+    const user = stage
+      .filter((i) => i.getKeyword() === 'USER')
+      .at(-1)
+      ?.getRawArgumentsContent();
     expect(user).toBeDefined();
     expect(['root', '0']).not.toContain(user!.split(':')[0]);
     expect(keywords.lastIndexOf('USER')).toBeLessThan(keywords.indexOf('ENTRYPOINT'));
@@ -220,7 +231,10 @@ describe('Dockerfile', () => {
     expect(needed).toEqual(expect.arrayContaining(['src/ledger/lua', 'src/contract/supported-banks.json']));
     const files = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
     for (const path of needed) {
-      expect(copied.some((c) => covers(c, path)), `${path} is read at run time: COPY it into the image`).toBe(true);
+      expect(
+        copied.some((c) => covers(c, path)),
+        `${path} is read at run time: COPY it into the image`,
+      ).toBe(true);
       const inFiles = files.some((f) => covers(f, path));
       expect(inFiles, `${path} is read at run time: list it in package.json "files"`).toBe(true);
     }

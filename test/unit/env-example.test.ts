@@ -10,7 +10,7 @@ import { SANDBOX_FAULT_SETTINGS } from '../../src/sandbox/settings-help.js';
 const text = readFileSync(join(PACKAGE_ROOT, '.env.example'), 'utf8');
 
 describe('.env.example', () => {
-  it('names every setting the program reads (the sandbox\'s SANDBOX_* faults too), and no other', () => {
+  it("names every setting the program reads (the sandbox's SANDBOX_* faults too), and no other", () => {
     const named = [...text.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
     expect(new Set(named)).toEqual(new Set([...CONFIG_KEYS, ...SANDBOX_FAULT_SETTINGS.map((s) => s.name)]));
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createFingerprintTable } from '../../src/batch/fingerprint-table.js';
+import { createFingerprintTable } from '../../src/import/fingerprint-table.js';
 import { fingerprintInto } from '../../src/import/fingerprint.js';
 
 const fp = (text: string): [number, number] => {

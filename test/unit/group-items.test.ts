@@ -4,7 +4,7 @@
  * string untouched and its file line remembered.
  */
 import { describe, expect, it } from 'vitest';
-import { batchIdFromSha256, isBatchId, requestJobId } from '../../src/batch/batch-id.js';
+import { batchIdFromSha256, isBatchId, requestJobId } from '../../src/batch-id.js';
 import { buildRequest, createGrouper, groupItems, type WithdrawalRequest } from '../../src/batch/group-items.js';
 import type { PayoutItem } from '../../src/import/validate-row.js';
 
@@ -12,7 +12,13 @@ const walletItem = (line: number, amount: string): PayoutItem => ({
   line,
   reference: `ref-${line}`,
   channel: 'wallet',
-  wallet: { amount, type: 'TRANSFER', holder_name: `Holder ${line}`, mobile_number: `+2010012345${String(line).padStart(2, '0')}`, description: `Row ${line}` },
+  wallet: {
+    amount,
+    type: 'TRANSFER',
+    holder_name: `Holder ${line}`,
+    mobile_number: `+2010012345${String(line).padStart(2, '0')}`,
+    description: `Row ${line}`,
+  },
 });
 const bankItem = (line: number, amount: string): PayoutItem => ({
   line,
@@ -55,15 +61,18 @@ describe('groupItems', () => {
     expect(requests.map((r) => r.seq)).toEqual(sizes.map((_, i) => i + 1));
   });
 
-  it.each([1, 2, 3, 4, 7])('with itemsPerRequest %i every item is in exactly one request, file order kept', (perRequest) => {
-    const requests = groupItems(SEVEN, perRequest);
-    // Request k holds exactly the next items of the file, and nothing twice.
-    expect(requests.flatMap(linesOf)).toEqual(SEVEN.map((i) => i.line));
-    for (const r of requests) {
-      expect([...r.walletLines]).toEqual([...r.walletLines].sort((a, b) => a - b));
-      expect([...r.bankLines]).toEqual([...r.bankLines].sort((a, b) => a - b));
-    }
-  });
+  it.each([1, 2, 3, 4, 7])(
+    'with itemsPerRequest %i every item is in exactly one request, file order kept',
+    (perRequest) => {
+      const requests = groupItems(SEVEN, perRequest);
+      // Request k holds exactly the next items of the file, and nothing twice.
+      expect(requests.flatMap(linesOf)).toEqual(SEVEN.map((i) => i.line));
+      for (const r of requests) {
+        expect([...r.walletLines]).toEqual([...r.walletLines].sort((a, b) => a - b));
+        expect([...r.bankLines]).toEqual([...r.bankLines].sort((a, b) => a - b));
+      }
+    },
+  );
 
   it('no items → no requests', () => {
     expect(groupItems([], 3)).toEqual([]);
@@ -79,12 +88,15 @@ describe('buildRequest', () => {
   it.each([
     ['only wallets', [walletItem(2, '1.00'), walletItem(3, '2.00')], 'mobile_wallets', 'bank_accounts'],
     ['only banks', [bankItem(2, '1.00'), bankItem(3, '2.00')], 'bank_accounts', 'mobile_wallets'],
-  ] as const)('a request with %s carries only %s; the %s key is absent, not an empty array', (_label, items, present, absent) => {
-    const { body } = buildRequest(1, items);
-    expect(Object.keys(body)).toEqual([present]);
-    expect(body).not.toHaveProperty(absent);
-    expect(JSON.stringify(body)).not.toContain(absent);
-  });
+  ] as const)(
+    'a request with %s carries only %s; the %s key is absent, not an empty array',
+    (_label, items, present, absent) => {
+      const { body } = buildRequest(1, items);
+      expect(Object.keys(body)).toEqual([present]);
+      expect(body).not.toHaveProperty(absent);
+      expect(JSON.stringify(body)).not.toContain(absent);
+    },
+  );
 
   it('walletLines/bankLines align index by index with the body arrays', () => {
     const r = buildRequest(4, SEVEN);
@@ -104,14 +116,17 @@ describe('buildRequest', () => {
     });
   });
 
-  it.each(SEVEN.map((i) => [i.line, amountOf(i)] as const))('line %i: amount %j reaches the JSON body byte for byte', (line, amount) => {
-    const r = buildRequest(1, SEVEN);
-    const json = JSON.parse(JSON.stringify(r.body)) as typeof r.body;
-    const wi = r.walletLines.indexOf(line);
-    const bi = r.bankLines.indexOf(line);
-    const sent = wi >= 0 ? json.mobile_wallets![wi]!.amount : json.bank_accounts![bi]!.amount;
-    expect(sent).toBe(amount);
-  });
+  it.each(SEVEN.map((i) => [i.line, amountOf(i)] as const))(
+    'line %i: amount %j reaches the JSON body byte for byte',
+    (line, amount) => {
+      const r = buildRequest(1, SEVEN);
+      const json = JSON.parse(JSON.stringify(r.body)) as typeof r.body;
+      const wi = r.walletLines.indexOf(line);
+      const bi = r.bankLines.indexOf(line);
+      const sent = wi >= 0 ? json.mobile_wallets![wi]!.amount : json.bank_accounts![bi]!.amount;
+      expect(sent).toBe(amount);
+    },
+  );
 
   it.each([
     [['0.10', '0.20'], 30n],

@@ -109,7 +109,7 @@ describe('a scan and the end of a file', () => {
 });
 
 describe('the bytes imported are the bytes claimed', () => {
-  it('the import reads a private copy with the file\'s name, and the claim folder keeps only the file', async () => {
+  it("the import reads a private copy with the file's name, and the claim folder keeps only the file", async () => {
     await writeFile(join(inbox, 'p.csv'), CSV);
     await writeFile(join(inbox, 'p.csv.ready'), '');
     let seen: { path: string; content: string; claim: string[]; check: boolean } | undefined;

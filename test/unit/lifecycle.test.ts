@@ -32,7 +32,7 @@ describe('the request lifecycle', () => {
     ]);
   });
 
-  it('unknown is left only by a person\'s finding', () => {
+  it("unknown is left only by a person's finding", () => {
     expect(moves((from, _a, to) => from === 'unknown' && to !== 'unknown')).toEqual([
       'unknown × resolve_created → reconciled_created',
       'unknown × resolve_not_created → reconciled_not_created',
@@ -55,7 +55,8 @@ describe('the request lifecycle', () => {
 
   it('every refusal of a request that may have been created says so', () => {
     for (const s of ['sending', 'unknown'] as const) {
-      for (const a of ['claim', 'retry', 'give_up'] as const) expect(transition(s, a)).toEqual({ refused: 'may_be_created' });
+      for (const a of ['claim', 'retry', 'give_up'] as const)
+        expect(transition(s, a)).toEqual({ refused: 'may_be_created' });
     }
   });
 });
@@ -64,13 +65,26 @@ describe('the payout register', () => {
   it('what may still move money or was paid holds the payee; the rest releases it', () => {
     const held = REQUEST_STATES.filter((s) => holdsPayee(s, 'queued'));
     expect(held).toEqual(['pending', 'sending', 'accepted', 'unknown', 'reconciled_created']);
-    expect(BATCH_STATES.filter((b) => holdsPayee('pending', b))).toEqual(['staging', 'awaiting_approval', 'queued', 'halted', 'finished', 'needs_reconciliation']);
+    expect(BATCH_STATES.filter((b) => holdsPayee('pending', b))).toEqual([
+      'staging',
+      'awaiting_approval',
+      'queued',
+      'halted',
+      'finished',
+      'needs_reconciliation',
+    ]);
   });
 
   it('the scripts get their guards from the table', () => {
     const lua = luaPrelude();
-    expect(lua).toContain("local CLAIMABLE = {['pending'] = true, ['not_sent'] = true, ['reconciled_not_created'] = true}");
-    expect(lua).toContain("local HOLDING = {['sending'] = true, ['accepted'] = true, ['unknown'] = true, ['reconciled_created'] = true}");
-    expect(lua).toContain("local PENDING_HOLDS_IN = {['staging'] = true, ['awaiting_approval'] = true, ['queued'] = true, ['halted'] = true, ['finished'] = true, ['needs_reconciliation'] = true}");
+    expect(lua).toContain(
+      "local CLAIMABLE = {['pending'] = true, ['not_sent'] = true, ['reconciled_not_created'] = true}",
+    );
+    expect(lua).toContain(
+      "local HOLDING = {['sending'] = true, ['accepted'] = true, ['unknown'] = true, ['reconciled_created'] = true}",
+    );
+    expect(lua).toContain(
+      "local PENDING_HOLDS_IN = {['staging'] = true, ['awaiting_approval'] = true, ['queued'] = true, ['halted'] = true, ['finished'] = true, ['needs_reconciliation'] = true}",
+    );
   });
 });

@@ -124,7 +124,13 @@ describe('createLogger', () => {
 
   it('numbers inside arrays and deep inside job data are masked too', async () => {
     const { log, output } = memoryLogger();
-    log.info({ body: { mobile_wallets: [{ mobile_number: MOBILE }] }, job: { data: { item: { number: IBAN, nested: { token: TOKEN } } } } }, 'deep');
+    log.info(
+      {
+        body: { mobile_wallets: [{ mobile_number: MOBILE }] },
+        job: { data: { item: { number: IBAN, nested: { token: TOKEN } } } },
+      },
+      'deep',
+    );
     const text = await output();
     expect(text).toContain('deep');
     for (const secret of [MOBILE, IBAN, TOKEN]) expect(text).not.toContain(secret);
@@ -145,9 +151,16 @@ describe('createLogger', () => {
   });
 
   it.each([
-    ['a child logger', (log: ReturnType<typeof createLogger>) => log.child({ batchId: 'abc' }).info(secretObject, 'posting')],
+    [
+      'a child logger',
+      (log: ReturnType<typeof createLogger>) => log.child({ batchId: 'abc' }).info(secretObject, 'posting'),
+    ],
     ['warn level', (log: ReturnType<typeof createLogger>) => log.warn(secretObject, 'posting')],
-    ['top-level fields', (log: ReturnType<typeof createLogger>) => log.info({ token: TOKEN, mobile_number: MOBILE, number: IBAN }, 'posting')],
+    [
+      'top-level fields',
+      (log: ReturnType<typeof createLogger>) =>
+        log.info({ token: TOKEN, mobile_number: MOBILE, number: IBAN }, 'posting'),
+    ],
   ])('%s hides them too', async (_label, write) => {
     const { log, output } = memoryLogger();
     write(log);

@@ -60,9 +60,12 @@ describe('round trips', () => {
     },
   );
 
-  it.each([0n, 1n, 7n, 10n, 100n, 150025n, 10n ** 20n + 3n])('toPiasters(formatPiasters(%i)) gives the same piasters back', (piasters) => {
-    expect(toPiasters(formatPiasters(piasters))).toBe(piasters);
-  });
+  it.each([0n, 1n, 7n, 10n, 100n, 150025n, 10n ** 20n + 3n])(
+    'toPiasters(formatPiasters(%i)) gives the same piasters back',
+    (piasters) => {
+      expect(toPiasters(formatPiasters(piasters))).toBe(piasters);
+    },
+  );
 });
 
 describe('sumAmounts', () => {

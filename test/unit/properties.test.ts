@@ -29,7 +29,9 @@ const BANK_NAMES = [...banks.exact];
 
 // ---- valid values -------------------------------------------------------------------------
 
-const validAmount = fc.bigInt({ min: 1n, max: 10n ** 14n - 1n }).map((cents) => `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`);
+const validAmount = fc
+  .bigInt({ min: 1n, max: 10n ** 14n - 1n })
+  .map((cents) => `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`);
 const validMobile = fc
   .tuple(fc.constantFrom('10', '11', '12', '15'), fc.integer({ min: 0, max: 99_999_999 }))
   .map(([op, n]) => `+20${op}${String(n).padStart(8, '0')}`);
@@ -43,7 +45,14 @@ const validAccount = fc.oneof(fc.stringMatching(/^[0-9]{6,30}$/), validIban);
 /** Characters the text rules refuse: the one definition the rules use (src/import/invisible.ts). */
 const REFUSED_TEXT = SUSPECT;
 const validText = fc
-  .string({ unit: fc.oneof(fc.constantFrom('a', 'Z', ' ', '-', '=', '+', '@', '"', ',', 'م', 'ح', '٠', 'é', '😀'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 60 })
+  .string({
+    unit: fc.oneof(
+      fc.constantFrom('a', 'Z', ' ', '-', '=', '+', '@', '"', ',', 'م', 'ح', '٠', 'é', '😀'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+    minLength: 1,
+    maxLength: 60,
+  })
   .map((s) => s.trim())
   .filter((s) => s !== '' && s.length <= 255 && !REFUSED_TEXT.test(s));
 
@@ -80,7 +89,25 @@ const validRow = fc.oneof(validWallet, validBank);
 const anyText = fc.string({ unit: 'binary', maxLength: 40 });
 const nearAmount = fc.oneof(
   validAmount,
-  fc.constantFrom('100', '100.5', '100.555', '1,000.00', '1.000,00', '-5.00', '0.00', '1e3', ' 100.00 ', '100.00 EGP', '١٠٠٫٠٠', '=1+2', '+100.00', '.50', '100.', '00.10', ''),
+  fc.constantFrom(
+    '100',
+    '100.5',
+    '100.555',
+    '1,000.00',
+    '1.000,00',
+    '-5.00',
+    '0.00',
+    '1e3',
+    ' 100.00 ',
+    '100.00 EGP',
+    '١٠٠٫٠٠',
+    '=1+2',
+    '+100.00',
+    '.50',
+    '100.',
+    '00.10',
+    '',
+  ),
   fc.tuple(validAmount, fc.constantFrom(' ', ',', 'EGP', '٫', '\u200f', '0')).map(([a, s]) => `${a}${s}`),
   fc.stringMatching(/^[-+ ]?[0-9]{0,16}([.,][0-9]{0,4})?$/),
 );
@@ -108,7 +135,11 @@ const nearAccount = fc.oneof(
   validIban.map((i) => i.replace(/(.{4})/g, '$1 ')),
   fc.stringMatching(/^[A-Z]{0,2}[0-9 -]{0,34}$/),
 );
-const nearText = fc.oneof(validText, anyText, fc.constantFrom('\u200fمحمد', 'Ali\u0007', 'x'.repeat(300), '=SUM(A1)', ''));
+const nearText = fc.oneof(
+  validText,
+  anyText,
+  fc.constantFrom('\u200fمحمد', 'Ali\u0007', 'x'.repeat(300), '=SUM(A1)', ''),
+);
 
 /** A record in the template's column order, near-valid or arbitrary in every column. */
 const anyCells: fc.Arbitrary<Cells> = fc.record({
@@ -125,9 +156,9 @@ const anyCells: fc.Arbitrary<Cells> = fc.record({
 });
 
 /** Any column order of the template, with or without `reference`. */
-const anyHeader = fc.tuple(fc.shuffledSubarray([...COLUMNS], { minLength: COLUMNS.length, maxLength: COLUMNS.length }), fc.boolean()).map(([cols, withRef]) =>
-  withRef ? cols : cols.filter((c) => c !== 'reference'),
-);
+const anyHeader = fc
+  .tuple(fc.shuffledSubarray([...COLUMNS], { minLength: COLUMNS.length, maxLength: COLUMNS.length }), fc.boolean())
+  .map(([cols, withRef]) => (withRef ? cols : cols.filter((c) => c !== 'reference')));
 
 function recordFor(header: readonly ColumnName[], cells: Cells): string[] {
   return header.map((c) => cells[c]);
@@ -166,42 +197,62 @@ describe('properties of the import', () => {
 
   it('a valid row reaches the request body unchanged, the amount byte for byte', () => {
     fc.assert(
-      fc.property(fc.array(validRow, { minLength: 1, maxLength: 20 }), fc.integer({ min: 1, max: 8 }), anyHeader, (rows, perRequest, header) => {
-        const validate = createRowValidator(indexHeader(header), RULES);
-        const items = rows.map((cells, i) => {
-          const outcome = validate(recordFor(header, { ...cells, reference: header.includes('reference') ? `R-${i}` : '' }), i + 2);
-          if (!outcome.ok) throw new Error(`a valid row was refused: ${JSON.stringify(outcome.issues)}`);
-          return outcome.item;
-        });
-        const requests = groupItems(items, perRequest);
-        const sent = requests.flatMap((r) => [
-          ...(r.body.mobile_wallets ?? []).map((w, k) => ({ line: r.walletLines[k]!, item: w as Record<string, string> })),
-          ...(r.body.bank_accounts ?? []).map((b, k) => ({ line: r.bankLines[k]!, item: b as Record<string, string> })),
-        ]);
-        expect(sent).toHaveLength(rows.length);
-        for (const { line, item } of sent) {
-          const cells = rows[line - 2]!;
-          const expected: Record<string, string> =
-            cells.channel === 'wallet'
-              ? { amount: cells.amount, type: cells.type, holder_name: cells.holder_name, mobile_number: cells.mobile_number, description: cells.description }
-              : {
-                  amount: cells.amount,
-                  type: cells.type,
-                  holder_name: cells.holder_name,
-                  bank_name: cells.bank_name,
-                  bank_address: cells.bank_address,
-                  number: cells.account_number,
-                  description: cells.description,
-                };
-          expect(item).toStrictEqual(expected);
-          expect(Buffer.from(item.amount!, 'utf8').equals(Buffer.from(cells.amount, 'utf8'))).toBe(true);
-        }
-        // And as it goes on the wire.
-        for (const r of requests) {
-          const json = JSON.stringify(r.body);
-          for (const w of r.body.mobile_wallets ?? []) expect(json).toContain(`"amount":"${w.amount}"`);
-        }
-      }),
+      fc.property(
+        fc.array(validRow, { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 1, max: 8 }),
+        anyHeader,
+        (rows, perRequest, header) => {
+          const validate = createRowValidator(indexHeader(header), RULES);
+          const items = rows.map((cells, i) => {
+            const outcome = validate(
+              recordFor(header, { ...cells, reference: header.includes('reference') ? `R-${i}` : '' }),
+              i + 2,
+            );
+            if (!outcome.ok) throw new Error(`a valid row was refused: ${JSON.stringify(outcome.issues)}`);
+            return outcome.item;
+          });
+          const requests = groupItems(items, perRequest);
+          const sent = requests.flatMap((r) => [
+            ...(r.body.mobile_wallets ?? []).map((w, k) => ({
+              line: r.walletLines[k]!,
+              item: w as Record<string, string>,
+            })),
+            ...(r.body.bank_accounts ?? []).map((b, k) => ({
+              line: r.bankLines[k]!,
+              item: b as Record<string, string>,
+            })),
+          ]);
+          expect(sent).toHaveLength(rows.length);
+          for (const { line, item } of sent) {
+            const cells = rows[line - 2]!;
+            const expected: Record<string, string> =
+              cells.channel === 'wallet'
+                ? {
+                    amount: cells.amount,
+                    type: cells.type,
+                    holder_name: cells.holder_name,
+                    mobile_number: cells.mobile_number,
+                    description: cells.description,
+                  }
+                : {
+                    amount: cells.amount,
+                    type: cells.type,
+                    holder_name: cells.holder_name,
+                    bank_name: cells.bank_name,
+                    bank_address: cells.bank_address,
+                    number: cells.account_number,
+                    description: cells.description,
+                  };
+            expect(item).toStrictEqual(expected);
+            expect(Buffer.from(item.amount!, 'utf8').equals(Buffer.from(cells.amount, 'utf8'))).toBe(true);
+          }
+          // And as it goes on the wire.
+          for (const r of requests) {
+            const json = JSON.stringify(r.body);
+            for (const w of r.body.mobile_wallets ?? []) expect(json).toContain(`"amount":"${w.amount}"`);
+          }
+        },
+      ),
       RUNS,
     );
   });
@@ -213,7 +264,13 @@ describe('properties of the import', () => {
             line,
             reference: cells.reference,
             channel: 'wallet',
-            wallet: { amount: cells.amount, type: 'TRANSFER', holder_name: cells.holder_name, mobile_number: cells.mobile_number, description: cells.description },
+            wallet: {
+              amount: cells.amount,
+              type: 'TRANSFER',
+              holder_name: cells.holder_name,
+              mobile_number: cells.mobile_number,
+              description: cells.description,
+            },
           }
         : {
             line,
@@ -244,7 +301,9 @@ describe('properties of the import', () => {
             expect([...r.walletLines, ...r.bankLines].sort((a, b) => a - b)).toEqual(slice.map((i) => i.line));
             expect(r.walletLines).toEqual(slice.filter((i) => i.channel === 'wallet').map((i) => i.line));
             expect(r.bankLines).toEqual(slice.filter((i) => i.channel === 'bank').map((i) => i.line));
-            expect(r.body.mobile_wallets ?? []).toEqual(slice.flatMap((i) => (i.channel === 'wallet' ? [i.wallet] : [])));
+            expect(r.body.mobile_wallets ?? []).toEqual(
+              slice.flatMap((i) => (i.channel === 'wallet' ? [i.wallet] : [])),
+            );
             expect(r.body.bank_accounts ?? []).toEqual(slice.flatMap((i) => (i.channel === 'bank' ? [i.bank] : [])));
             expect(r.body.mobile_wallets?.length === 0 || r.body.bank_accounts?.length === 0).toBe(false);
             expect(r).toEqual(buildRequest(k + 1, slice));
@@ -261,7 +320,8 @@ describe('properties of the import', () => {
     let n = 0;
 
     it('accounts for every data row exactly once, at the line it starts on', async () => {
-      const noNul = (c: Cells): Cells => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v.replace(/\u0000/g, '')])) as Cells;
+      const noNul = (c: Cells): Cells =>
+        Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v.replace(/\u0000/g, '')])) as Cells;
       await fc.assert(
         fc.asyncProperty(
           fc.array(fc.oneof(validRow, anyCells, fc.constant(null)), { minLength: 0, maxLength: 12 }),
@@ -287,7 +347,10 @@ describe('properties of the import', () => {
             const seen: number[] = [];
             let counts;
             try {
-              counts = await scanFile(path, RULES, { onItem: (item) => void seen.push(item.line), onInvalid: (row) => void seen.push(row.line) });
+              counts = await scanFile(path, RULES, {
+                onItem: (item) => void seen.push(item.line),
+                onInvalid: (row) => void seen.push(row.line),
+              });
             } catch (err) {
               expect(err).toBeInstanceOf(CashoutError);
               expect(expectedLines).toEqual([]);

@@ -32,7 +32,11 @@ function fileLineCount(path: string): number {
 
 describe('samples/payouts-with-errors.csv', () => {
   const { outcomes } = validateFile(ERRORS_FILE);
-  const expected = parse(readFileSync(SIDECAR_FILE), { columns: true, bom: true, skip_empty_lines: true }) as Expected[];
+  const expected = parse(readFileSync(SIDECAR_FILE), {
+    columns: true,
+    bom: true,
+    skip_empty_lines: true,
+  }) as Expected[];
 
   it('has one outcome per data line, numbered from line 2', () => {
     const lines = outcomes.map(outcomeLine);
@@ -146,7 +150,8 @@ describe('scripts/make-sample.ts makeEgyptianIban', () => {
 });
 
 describe('test/support/validate-file.ts', () => {
-  const HEADER = 'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
+  const HEADER =
+    'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
 
   it('numbers each record by the line it starts on, across a quoted line break and a blank line', () => {
     const text = [

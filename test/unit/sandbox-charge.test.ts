@@ -58,7 +58,10 @@ describe('test card table', () => {
     ['an OTP on a direct card', [{ number: DIRECT, behaviour: 'direct', otp: '1234' }], 'otp is required'],
     [
       'a number listed twice',
-      [{ number: DIRECT, behaviour: 'direct' }, { number: DIRECT, behaviour: 'declined' }],
+      [
+        { number: DIRECT, behaviour: 'direct' },
+        { number: DIRECT, behaviour: 'declined' },
+      ],
       'listed twice',
     ],
     ['no card', [], 'holds no card'],

@@ -118,7 +118,15 @@ describe('parseFaultConfig', () => {
   it('accepts a full valid configuration unchanged', () => {
     const config: FaultConfig = {
       latencyMs: { min: 5, max: 10 },
-      rates: { http500: 0.1, http503: 0.1, http429: 0.1, hang: 0.1, createThenReset: 0.1, malformed200: 0.1, createThen500: 0.4 },
+      rates: {
+        http500: 0.1,
+        http503: 0.1,
+        http429: 0.1,
+        hang: 0.1,
+        createThenReset: 0.1,
+        malformed200: 0.1,
+        createThen500: 0.4,
+      },
       retryAfterSeconds: 3,
       seed: 12345,
     };
@@ -164,7 +172,9 @@ describe('faultConfigFromEnv', () => {
 
   it('gives an empty configuration when nothing is set or values are blank', () => {
     expect(faultConfigFromEnv({})).toEqual({});
-    expect(faultConfigFromEnv({ SANDBOX_LATENCY_MS: '', SANDBOX_FAULT_RATES: '  ', SANDBOX_SEED: undefined })).toEqual({});
+    expect(faultConfigFromEnv({ SANDBOX_LATENCY_MS: '', SANDBOX_FAULT_RATES: '  ', SANDBOX_SEED: undefined })).toEqual(
+      {},
+    );
   });
 
   it.each([

@@ -37,12 +37,25 @@ afterEach(async () => {
 
 function queued(name: string, extra: Partial<InboxImportResult> = {}): InboxImportResult {
   const batchId = Buffer.from(name).toString('hex').padEnd(16, '0').slice(0, 16);
-  return { batchId, state: 'queued', rows: 2, validRows: 2, invalidRows: 0, duplicateRows: 0, requests: 1, reportDir: `/reports/${batchId}`, ...extra };
+  return {
+    batchId,
+    state: 'queued',
+    rows: 2,
+    validRows: 2,
+    invalidRows: 0,
+    duplicateRows: 0,
+    requests: 1,
+    reportDir: `/reports/${batchId}`,
+    ...extra,
+  };
 }
 
 /** Scan deps with a stub import: `outcomes[name]` decides what importing `name` does (default: queued). */
 function deps(
-  over: Partial<ScanDeps> & { outcomes?: Record<string, (path: string) => Promise<InboxImportResult>>; existing?: Record<string, ExistingBatch> } = {},
+  over: Partial<ScanDeps> & {
+    outcomes?: Record<string, (path: string) => Promise<InboxImportResult>>;
+    existing?: Record<string, ExistingBatch>;
+  } = {},
 ): ScanDeps {
   const stream = new Writable({
     write(chunk, _enc, cb) {
@@ -186,20 +199,43 @@ describe('outcomes and notes', () => {
     const r = await scanInbox(
       deps({
         outcomes: {
-          'refused.csv': async () => ({ ...queued('refused.csv'), state: 'refused', invalidRows: 1, validRows: 1, requests: 0, problems: ['line 3, amount: found "1,500.00"; expected 1500.00'] }),
+          'refused.csv': async () => ({
+            ...queued('refused.csv'),
+            state: 'refused',
+            invalidRows: 1,
+            validRows: 1,
+            requests: 0,
+            problems: ['line 3, amount: found "1,500.00"; expected 1500.00'],
+          }),
           'binary.csv': async (path) => {
             throw new CashoutError('file_binary', `${path} is not a text file (it holds binary data)`);
           },
           'again.csv': async () => {
-            throw new CashoutError('batch_exists', 'already imported', { batchId: 'aaaaaaaaaaaaaaaa', createdAt: '2026-01-01T00:00:00.000Z' });
+            throw new CashoutError('batch_exists', 'already imported', {
+              batchId: 'aaaaaaaaaaaaaaaa',
+              createdAt: '2026-01-01T00:00:00.000Z',
+            });
           },
           'staging.csv': async () => {
             throw new CashoutError('batch_exists', 'already imported', { batchId: 'bbbbbbbbbbbbbbbb' });
           },
-          'none.csv': async () => ({ ...queued('none.csv'), state: 'finished', requests: 0, validRows: 0, duplicateRows: 2 }),
+          'none.csv': async () => ({
+            ...queued('none.csv'),
+            state: 'finished',
+            requests: 0,
+            validRows: 0,
+            duplicateRows: 2,
+          }),
           'approval.csv': async () => ({ ...queued('approval.csv'), state: 'awaiting_approval' }),
         },
-        existing: { aaaaaaaaaaaaaaaa: { state: 'finished', createdAt: '2026-01-01T00:00:00.000Z', reportDir: '/reports/aaaaaaaaaaaaaaaa' }, bbbbbbbbbbbbbbbb: { state: 'staging' } },
+        existing: {
+          aaaaaaaaaaaaaaaa: {
+            state: 'finished',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            reportDir: '/reports/aaaaaaaaaaaaaaaa',
+          },
+          bbbbbbbbbbbbbbbb: { state: 'staging' },
+        },
       }),
     );
     const byName = Object.fromEntries(r.taken.map((t) => [t.name, t.result]));
@@ -233,17 +269,23 @@ describe('outcomes and notes', () => {
     expect(await note('failed', 'binary.csv')).not.toContain('processing');
     const again = await note('done', 'again.csv');
     expect(again).toContain('batch: aaaaaaaaaaaaaaaa');
-    expect(again).toContain('outcome: already imported as batch aaaaaaaaaaaaaaaa on 2026-01-01T00:00:00.000Z (state finished); nothing new was queued');
+    expect(again).toContain(
+      'outcome: already imported as batch aaaaaaaaaaaaaaaa on 2026-01-01T00:00:00.000Z (state finished); nothing new was queued',
+    );
     expect(again).toContain('report: /reports/aaaaaaaaaaaaaaaa');
     expect(await note('failed', 'staging.csv')).toMatch(/whose import has not finished \(state staging\)/);
-    expect(await note('done', 'none.csv')).toMatch(/nothing to send.*2 rows not sent because the reference was already paid/);
+    expect(await note('done', 'none.csv')).toMatch(
+      /nothing to send.*2 rows not sent because the reference was already paid/,
+    );
     expect(await note('done', 'approval.csv')).toMatch(/outcome: awaiting approval: 2 rows in 1 withdrawal request/);
   });
 
   it('logs one line per file taken and one per outcome', async () => {
     await drop('a.csv', CSV, 'a.csv.ready');
     await drop('b.csv', CSV, 'b.csv.ready');
-    await scanInbox(deps({ outcomes: { 'b.csv': async () => ({ ...queued('b.csv'), state: 'refused', invalidRows: 1 }) } }));
+    await scanInbox(
+      deps({ outcomes: { 'b.csv': async () => ({ ...queued('b.csv'), state: 'refused', invalidRows: 1 }) } }),
+    );
     const msgs = logLines.filter((l) => String(l.msg).startsWith('inbox: ')).map((l) => [l.msg, l.file]);
     expect(msgs).toEqual([
       ['inbox: took file', 'a.csv'],
@@ -264,7 +306,7 @@ describe('outcomes and notes', () => {
     expect(await readFile(join(inbox, 'done', 'payouts.2.csv'), 'utf8')).toBe(CSV);
   });
 
-  it('an error that is not the file\'s fault leaves it in processing/; a scan takes it again once the claim is stale', async () => {
+  it("an error that is not the file's fault leaves it in processing/; a scan takes it again once the claim is stale", async () => {
     await drop('later.csv', CSV, 'later.csv.ready');
     let redisUp = false;
     const d = (now?: () => number) =>
@@ -324,7 +366,14 @@ describe('crash safety and concurrent scans', () => {
     const names = Array.from({ length: 12 }, (_, i) => `file-${String(i).padStart(2, '0')}.csv`);
     for (const n of names) await drop(n, CSV, `${n}.ready`);
     const slow = () => new Promise((resolve) => setTimeout(resolve, 5));
-    const d = () => ({ ...deps(), async importFile(path: string) { calls.push(path); await slow(); return queued(basename(path)); } });
+    const d = () => ({
+      ...deps(),
+      async importFile(path: string) {
+        calls.push(path);
+        await slow();
+        return queued(basename(path));
+      },
+    });
     const [a, b] = await Promise.all([scanInbox(d()), scanInbox(d())]);
     // Both scans took part, and no file was taken by both.
     expect(a.taken.length).toBeGreaterThan(0);
@@ -339,7 +388,15 @@ describe('crash safety and concurrent scans', () => {
   it('stops between files when asked (shutdown)', async () => {
     for (const n of ['a.csv', 'b.csv', 'c.csv']) await drop(n, CSV, `${n}.ready`);
     let stop = false;
-    const r = await scanInbox({ ...deps(), shouldStop: () => stop, async importFile(path) { stop = true; calls.push(path); return queued(basename(path)); } });
+    const r = await scanInbox({
+      ...deps(),
+      shouldStop: () => stop,
+      async importFile(path) {
+        stop = true;
+        calls.push(path);
+        return queued(basename(path));
+      },
+    });
     expect(r.stopped).toBe(true);
     expect(r.taken.map((t) => t.name)).toEqual(['a.csv']);
     expect(await exists(join(inbox, 'b.csv'))).toBe(true);
@@ -348,7 +405,12 @@ describe('crash safety and concurrent scans', () => {
 });
 
 describe('the schedule at daylight-saving changes in Africa/Cairo', () => {
-  const cairo = new Intl.DateTimeFormat('en-GB', { timeZone: 'Africa/Cairo', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+  const cairo = new Intl.DateTimeFormat('en-GB', {
+    timeZone: 'Africa/Cairo',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  });
   const runs = (pattern: string, fromIso: string, n: number) => {
     const out: string[] = [];
     let t = Date.parse(fromIso);
@@ -360,15 +422,35 @@ describe('the schedule at daylight-saving changes in Africa/Cairo', () => {
   };
 
   it('spring (last Friday of April, 00:00 → 01:00): every-5-minutes runs on without a gap; a time in the skipped hour does not run that day', () => {
-    expect(runs('*/5 * * * *', '2026-04-23T21:50:00Z', 3)).toEqual(['04-23T21:55Z 23:55 EET', '04-23T22:00Z 01:00 EEST', '04-23T22:05Z 01:05 EEST']);
-    expect(runs('30 0 * * *', '2026-04-22T12:00:00Z', 2)).toEqual(['04-22T22:30Z 00:30 EET', '04-24T21:30Z 00:30 EEST']);
+    expect(runs('*/5 * * * *', '2026-04-23T21:50:00Z', 3)).toEqual([
+      '04-23T21:55Z 23:55 EET',
+      '04-23T22:00Z 01:00 EEST',
+      '04-23T22:05Z 01:05 EEST',
+    ]);
+    expect(runs('30 0 * * *', '2026-04-22T12:00:00Z', 2)).toEqual([
+      '04-22T22:30Z 00:30 EET',
+      '04-24T21:30Z 00:30 EEST',
+    ]);
   });
 
   it('autumn (last Thursday of October, 24:00 → 23:00): the repeated hour is scanned twice by every-5-minutes, once by a daily time in it', () => {
     const five = runs('*/5 * * * *', '2026-10-29T20:50:00Z', 4);
-    expect(five).toEqual(['10-29T20:55Z 23:55 EEST', '10-29T21:00Z 23:00 EET', '10-29T21:05Z 23:05 EET', '10-29T21:10Z 23:10 EET']);
-    expect(runs('0 * * * *', '2026-10-29T19:30:00Z', 3)).toEqual(['10-29T20:00Z 23:00 EEST', '10-29T21:00Z 23:00 EET', '10-29T22:00Z 00:00 EET']);
-    expect(runs('30 23 * * *', '2026-10-28T12:00:00Z', 3)).toEqual(['10-28T20:30Z 23:30 EEST', '10-29T20:30Z 23:30 EEST', '10-30T21:30Z 23:30 EET']);
+    expect(five).toEqual([
+      '10-29T20:55Z 23:55 EEST',
+      '10-29T21:00Z 23:00 EET',
+      '10-29T21:05Z 23:05 EET',
+      '10-29T21:10Z 23:10 EET',
+    ]);
+    expect(runs('0 * * * *', '2026-10-29T19:30:00Z', 3)).toEqual([
+      '10-29T20:00Z 23:00 EEST',
+      '10-29T21:00Z 23:00 EET',
+      '10-29T22:00Z 00:00 EET',
+    ]);
+    expect(runs('30 23 * * *', '2026-10-28T12:00:00Z', 3)).toEqual([
+      '10-28T20:30Z 23:30 EEST',
+      '10-29T20:30Z 23:30 EEST',
+      '10-30T21:30Z 23:30 EET',
+    ]);
   });
 
   it('a bad time zone or cron pattern is a configuration error naming the variable', () => {

@@ -112,7 +112,12 @@ describe('remainderOf', () => {
     [
       'line 4 named: lines 2, 5 (wallet) and 3 (bank) stay, in order',
       [4],
-      { body: { mobile_wallets: [W2, W5], bank_accounts: [B3] }, walletLines: [2, 5], bankLines: [3], totalPiasters: 15000n + 10n + 150025n },
+      {
+        body: { mobile_wallets: [W2, W5], bank_accounts: [B3] },
+        walletLines: [2, 5],
+        bankLines: [3],
+        totalPiasters: 15000n + 10n + 150025n,
+      },
     ],
     [
       'both wallet lines named: no mobile_wallets key at all',
@@ -140,10 +145,17 @@ describe('remainderOf', () => {
     const { references, payees, ...withoutReferences } = rest!;
     expect(withoutReferences).toStrictEqual(expected);
     // References travel with their rows only.
-    expect(references).toStrictEqual(Object.fromEntries(Object.entries(REQUEST.references).filter(([line]) => !named.includes(Number(line)))));
+    expect(references).toStrictEqual(
+      Object.fromEntries(Object.entries(REQUEST.references).filter(([line]) => !named.includes(Number(line)))),
+    );
     // So do payee keys (the new request holds them): one per resent item, in the new body's order.
     const kept = [...expected.walletLines, ...expected.bankLines];
-    expect(payees.split('\n').filter(Boolean).map((e) => Number(e.split('\t')[0]))).toEqual(kept);
+    expect(
+      payees
+        .split('\n')
+        .filter(Boolean)
+        .map((e) => Number(e.split('\t')[0])),
+    ).toEqual(kept);
   });
 
   it.each([

@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { ATTENTION_LIMIT } from '../../src/results/report-summary.js';
 import {
-  ATTENTION_LIMIT,
   displayServiceUrl,
   renderSummaryHtml,
   scriptSafe,
@@ -63,7 +63,9 @@ function summary(over: Partial<ReportSummary> = {}): ReportSummary {
     reportWrittenAt: '2025-03-01T08:11:00.000Z',
     serviceUrl: 'https://staging.payouts.example',
     approvals: [],
-    resolutions: [{ request: 7, finding: 'not_created', by: 'mona', at: '2025-03-02T09:00:00.000Z', note: 'not on the dashboard' }],
+    resolutions: [
+      { request: 7, finding: 'not_created', by: 'mona', at: '2025-03-02T09:00:00.000Z', note: 'not on the dashboard' },
+    ],
     ...over,
   };
 }
@@ -86,7 +88,14 @@ function row(over: Partial<AttentionRow> = {}): AttentionRow {
 function input(over: Partial<SummaryHtmlInput> = {}): SummaryHtmlInput {
   const attention = over.attention ?? [
     row(),
-    row({ line: 9, status: 'invalid', request: '', amount: '1,500', message: 'row not valid; not sent', errors: 'amount: use digits and a dot, like 1500.00' }),
+    row({
+      line: 9,
+      status: 'invalid',
+      request: '',
+      amount: '1,500',
+      message: 'row not valid; not sent',
+      errors: 'amount: use digits and a dot, like 1500.00',
+    }),
     row({ line: 12, status: 'unknown', request: '4', message: 'no answer within 30 s', errors: '' }),
   ];
   return {
@@ -111,7 +120,9 @@ function render(i: SummaryHtmlInput): string {
 function rowOf(html: string, section: string, first: string): string {
   const sec = sectionOf(html, section);
   const rows = sec.match(/<tr[\s\S]*?<\/tr>/g) ?? [];
-  const found = rows.find((r) => new RegExp(`^<tr[^>]*><t[hd][^>]*>${first.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</t[hd]>`).test(r));
+  const found = rows.find((r) =>
+    new RegExp(`^<tr[^>]*><t[hd][^>]*>${first.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</t[hd]>`).test(r),
+  );
   if (!found) throw new Error(`no row ${first} in section ${section}`);
   return found;
 }
@@ -124,7 +135,12 @@ function sectionOf(html: string, id: string): string {
 
 /** Cell texts of a row; a tag becomes `tagAs` (a space by default, so that block parts of a cell stay apart). */
 function cells(tr: string, tagAs = ' '): string[] {
-  return [...tr.matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, tagAs).replace(/\s+/g, ' ').trim());
+  return [...tr.matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/g)].map((m) =>
+    m[1]!
+      .replace(/<[^>]+>/g, tagAs)
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
 }
 
 /** Bodies of the page's <script> elements. */
@@ -133,7 +149,12 @@ function scripts(html: string): string[] {
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 describe('renderSummaryHtml: totals', () => {
@@ -152,13 +173,17 @@ describe('renderSummaryHtml: totals', () => {
   });
 
   it('amounts and counts are right-aligned', () => {
-    expect(rowOf(html, 'by-status', 'accepted')).toMatch(/<td class="num">1,234<\/td><td class="num">1,234,567.50<\/td>/);
+    expect(rowOf(html, 'by-status', 'accepted')).toMatch(
+      /<td class="num">1,234<\/td><td class="num">1,234,567.50<\/td>/,
+    );
     expect(html).toMatch(/\.num \{[^}]*text-align: right/);
   });
 
   it('pending is listed only when some rows are pending', () => {
     expect(() => rowOf(html, 'by-status', 'pending')).toThrow(/no row pending/);
-    const withPending = render(input({ summary: summary({ byStatus: tallies({ pending: { rows: 3, amount: '30.00' } }) }) }));
+    const withPending = render(
+      input({ summary: summary({ byStatus: tallies({ pending: { rows: 3, amount: '30.00' } }) }) }),
+    );
     expect(cells(rowOf(withPending, 'by-status', 'pending'))).toEqual(['pending', '3', '30.00']);
   });
 
@@ -171,16 +196,29 @@ describe('renderSummaryHtml: totals', () => {
   });
 
   it('shows the batch facts and never the service address credentials', () => {
-    const page = render(input({ summary: summary({ serviceUrl: 'https://cashout:s3cr3t-pass@api.payouts.example/v1?token=tok_live_123#x', haltReason: 'the service refused the token (401)' }) }));
+    const page = render(
+      input({
+        summary: summary({
+          serviceUrl: 'https://cashout:s3cr3t-pass@api.payouts.example/v1?token=tok_live_123#x',
+          haltReason: 'the service refused the token (401)',
+        }),
+      }),
+    );
     const facts = sectionOf(page, 'batch');
     expect(cells(rowOf(page, 'batch', 'File name'))).toEqual(['File name', 'march-payroll.csv']);
-    expect(cells(rowOf(page, 'batch', 'SHA-256'))).toEqual(['SHA-256', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855']);
+    expect(cells(rowOf(page, 'batch', 'SHA-256'))).toEqual([
+      'SHA-256',
+      'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    ]);
     expect(cells(rowOf(page, 'batch', 'State'))).toEqual(['State', 'needs reconciliation']);
     expect(cells(rowOf(page, 'batch', 'Rows'))).toEqual(['Rows', '1,240']);
     expect(cells(rowOf(page, 'batch', 'Withdrawal requests'))).toEqual(['Withdrawal requests', '25']);
     expect(cells(rowOf(page, 'batch', 'Started'))).toEqual(['Started', '2025-03-01T08:00:00.000Z']);
     expect(cells(rowOf(page, 'batch', 'Finished'))).toEqual(['Finished', '2025-03-01T08:10:00.000Z']);
-    expect(cells(rowOf(page, 'batch', 'Service address'))).toEqual(['Service address', 'https://api.payouts.example/v1']);
+    expect(cells(rowOf(page, 'batch', 'Service address'))).toEqual([
+      'Service address',
+      'https://api.payouts.example/v1',
+    ]);
     expect(facts).toContain('b-20250301-abc123');
     expect(page).not.toContain('s3cr3t');
     expect(page).not.toContain('tok_live_123');
@@ -199,11 +237,28 @@ describe('renderSummaryHtml: totals', () => {
 describe('renderSummaryHtml: rows that need attention', () => {
   it('lists each row with line, status, reference, holder, amount and reason (message + errors)', () => {
     const html = render(input());
-    const rows = (sectionOf(html, 'attention').match(/<tbody>[\s\S]*<\/tbody>/)?.[0] ?? '').match(/<tr>[\s\S]*?<\/tr>/g) ?? [];
+    const rows =
+      (sectionOf(html, 'attention').match(/<tbody>[\s\S]*<\/tbody>/)?.[0] ?? '').match(/<tr>[\s\S]*?<\/tr>/g) ?? [];
     expect(rows.map((r) => cells(r))).toEqual([
-      ['5', 'rejected', 'bank', 'PAY-0005', 'Omar Khaled', '1,500.00', 'the service refused the request iban: not a valid Egyptian IBAN request 3'],
+      [
+        '5',
+        'rejected',
+        'bank',
+        'PAY-0005',
+        'Omar Khaled',
+        '1,500.00',
+        'the service refused the request iban: not a valid Egyptian IBAN request 3',
+      ],
       // An invalid row's amount is shown as it was in the file.
-      ['9', 'invalid', 'bank', 'PAY-0005', 'Omar Khaled', '1,500', 'row not valid; not sent amount: use digits and a dot, like 1500.00'],
+      [
+        '9',
+        'invalid',
+        'bank',
+        'PAY-0005',
+        'Omar Khaled',
+        '1,500',
+        'row not valid; not sent amount: use digits and a dot, like 1500.00',
+      ],
       ['12', 'unknown', 'bank', 'PAY-0005', 'Omar Khaled', '1,500.00', 'no answer within 30 s request 4'],
     ]);
     expect(sectionOf(html, 'attention')).toContain('Rows that need attention (3)');
@@ -237,8 +292,19 @@ describe('renderSummaryHtml: approvals and resolutions', () => {
   it('lists the approval steps and the findings on unknown requests', () => {
     const html = render(input());
     expect(cells(rowOf(html, 'approvals', 'imported'))).toEqual(['imported', 'ahmed', '2025-03-01T07:50:00.000Z', '']);
-    expect(cells(rowOf(html, 'approvals', 'approved'))).toEqual(['approved', 'sara', '2025-03-01T07:59:00.000Z', 'checked against payroll']);
-    expect(cells(rowOf(html, 'resolutions', '7'))).toEqual(['7', 'not created', 'mona', '2025-03-02T09:00:00.000Z', 'not on the dashboard']);
+    expect(cells(rowOf(html, 'approvals', 'approved'))).toEqual([
+      'approved',
+      'sara',
+      '2025-03-01T07:59:00.000Z',
+      'checked against payroll',
+    ]);
+    expect(cells(rowOf(html, 'resolutions', '7'))).toEqual([
+      '7',
+      'not created',
+      'mona',
+      '2025-03-02T09:00:00.000Z',
+      'not on the dashboard',
+    ]);
   });
 
   it('says so when there are none', () => {
@@ -255,8 +321,20 @@ describe('renderSummaryHtml: what the statuses mean', () => {
     const readmeRows = table
       .split('\n')
       .slice(2)
-      .map((l) => l.split('|').slice(1, -1).map((c) => c.replace(/\*\*|`/g, '').trim()));
-    expect(readmeRows.map((r) => r[0])).toEqual(['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'duplicate']);
+      .map((l) =>
+        l
+          .split('|')
+          .slice(1, -1)
+          .map((c) => c.replace(/\*\*|`/g, '').trim()),
+      );
+    expect(readmeRows.map((r) => r[0])).toEqual([
+      'accepted',
+      'rejected',
+      'unknown',
+      'not_sent',
+      'invalid',
+      'duplicate',
+    ]);
     const html = render(input());
     for (const r of readmeRows) {
       expect(cells(rowOf(html, 'meanings', `<code>${r[0]}</code>`), '').map(decodeEntities)).toEqual(r);
@@ -276,7 +354,18 @@ describe('renderSummaryHtml: escaping and text', () => {
           byChannel: { [HOSTILE]: { rows: 1, amount: '1.00' } },
           resolutions: [{ request: 1, finding: HOSTILE, by: HOSTILE, at: HOSTILE, note: HOSTILE }],
         }),
-        attention: [row({ holder_name: HOSTILE, reference: HOSTILE, channel: HOSTILE, amount: HOSTILE, status: HOSTILE, request: HOSTILE, message: HOSTILE, errors: HOSTILE })],
+        attention: [
+          row({
+            holder_name: HOSTILE,
+            reference: HOSTILE,
+            channel: HOSTILE,
+            amount: HOSTILE,
+            status: HOSTILE,
+            request: HOSTILE,
+            message: HOSTILE,
+            errors: HOSTILE,
+          }),
+        ],
         approvals: [{ action: 'approved', by: HOSTILE, at: HOSTILE, note: '"><img src=x onerror=alert(2)>' }],
         generatedAt: HOSTILE,
       }),
@@ -337,7 +426,9 @@ describe('renderSummaryHtml: one self-contained file', () => {
 
   it('the chart has the same counts as the table, one bar per listed status', () => {
     const init = scripts(html)[1]!;
-    const config = JSON.parse(init.match(/var config = (\{.*\});/)![1]!) as { data: { labels: string[]; datasets: { data: number[] }[] } };
+    const config = JSON.parse(init.match(/var config = (\{.*\});/)![1]!) as {
+      data: { labels: string[]; datasets: { data: number[] }[] };
+    };
     expect(config.data.labels).toEqual(['accepted', 'rejected', 'unknown', 'not_sent', 'invalid', 'duplicate']);
     expect(config.data.datasets[0]!.data).toEqual([1234, 2, 1, 1, 1, 1]);
   });
@@ -367,7 +458,9 @@ describe('renderSummaryHtml: one self-contained file', () => {
 
 describe('scriptSafe and displayServiceUrl', () => {
   it('scriptSafe keeps the parser inside the script', () => {
-    expect(scriptSafe('a = "</script><script>x()</SCRIPT>"; b = "<!--"')).toBe('a = "<\\/script><script>x()<\\/SCRIPT>"; b = "\\x3C!--"');
+    expect(scriptSafe('a = "</script><script>x()</SCRIPT>"; b = "<!--"')).toBe(
+      'a = "<\\/script><script>x()<\\/SCRIPT>"; b = "\\x3C!--"',
+    );
     expect(scriptSafe('a\r\nb\rc')).toBe('a\nb\nc');
   });
 
@@ -402,11 +495,22 @@ describe('summary.html in a browser', () => {
         if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text());
       });
       page.on('pageerror', (e) => problems.push(e.message));
-      await page.setContent(renderSummaryHtml(input({ attention: [row({ holder_name: HOSTILE }), row({ holder_name: ARABIC })] })), { waitUntil: 'load' });
+      await page.setContent(
+        renderSummaryHtml(input({ attention: [row({ holder_name: HOSTILE }), row({ holder_name: ARABIC })] })),
+        { waitUntil: 'load' },
+      );
       const drawn = await page.evaluate(() => {
         const g = globalThis as unknown as {
           Chart?: { getChart(c: unknown): { data: { datasets: { data: number[] }[] } } | undefined };
-          document: { getElementById(id: string): { getContext(t: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }; width: number; height: number } | null };
+          document: {
+            getElementById(id: string): {
+              getContext(t: '2d'): {
+                getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+              };
+              width: number;
+              height: number;
+            } | null;
+          };
         };
         const canvas = g.document.getElementById('status-chart')!;
         const chart = g.Chart?.getChart(canvas);

@@ -63,7 +63,13 @@ describe('createRowValidator: valid rows', () => {
         line: 7,
         reference: 'PAY-2026-11-0001',
         channel: 'wallet',
-        wallet: { amount: '1500.00', type: 'TRANSFER', holder_name: 'محمد أحمد السيد', mobile_number: '+201001234567', description: 'November commission' },
+        wallet: {
+          amount: '1500.00',
+          type: 'TRANSFER',
+          holder_name: 'محمد أحمد السيد',
+          mobile_number: '+201001234567',
+          description: 'November commission',
+        },
       },
     });
   });
@@ -101,7 +107,12 @@ describe('createRowValidator: valid rows', () => {
   });
 
   it('trims free text and keeps the rest as written', () => {
-    const outcome = check({ ...WALLET, holder_name: '  Mona Hassan ', description: ' Refund order 18342 ', reference: ' R-1 ' });
+    const outcome = check({
+      ...WALLET,
+      holder_name: '  Mona Hassan ',
+      description: ' Refund order 18342 ',
+      reference: ' R-1 ',
+    });
     expect(outcome.ok && outcome.item.channel === 'wallet' && outcome.item.wallet.holder_name).toBe('Mona Hassan');
     expect(outcome.ok && outcome.item.reference).toBe('R-1');
   });
@@ -189,14 +200,28 @@ describe('createRowValidator: required cells', () => {
 });
 
 describe('createRowValidator: columns of the other channel', () => {
-  it.each(['bank_name', 'bank_address', 'account_number'] as const)('wallet row with %s filled → not_for_channel', (column) => {
-    const issue = onlyIssue({ ...WALLET, [column]: BANK[column] });
-    expect(issue).toMatchObject({ column, code: 'not_for_channel', found: BANK[column], params: { channel: 'wallet' } });
-  });
+  it.each(['bank_name', 'bank_address', 'account_number'] as const)(
+    'wallet row with %s filled → not_for_channel',
+    (column) => {
+      const issue = onlyIssue({ ...WALLET, [column]: BANK[column] });
+      expect(issue).toMatchObject({
+        column,
+        code: 'not_for_channel',
+        found: BANK[column],
+        params: { channel: 'wallet' },
+      });
+    },
+  );
 
   it('reports every bank column filled on a wallet row', () => {
-    const issues = issuesOf(check({ ...WALLET, bank_name: 'Banque Misr', bank_address: 'Cairo', account_number: '205566778899' }));
-    expect(issues.map((i) => `${i.column}:${i.code}`)).toEqual(['bank_name:not_for_channel', 'bank_address:not_for_channel', 'account_number:not_for_channel']);
+    const issues = issuesOf(
+      check({ ...WALLET, bank_name: 'Banque Misr', bank_address: 'Cairo', account_number: '205566778899' }),
+    );
+    expect(issues.map((i) => `${i.column}:${i.code}`)).toEqual([
+      'bank_name:not_for_channel',
+      'bank_address:not_for_channel',
+      'account_number:not_for_channel',
+    ]);
   });
 
   it('bank row with mobile_number filled → not_for_channel', () => {
@@ -283,13 +308,16 @@ describe('createRowValidator: bank_name', () => {
     expect(issue.params?.banks).toContain(listed);
   });
 
-  it.each(['CIB', 'NBE', 'QNB', 'AlAhly', 'bank Misr', 'Misr Bank', 'Default Bank'])('alias or unknown name %j → bank_unknown with no suggestion', (bank_name) => {
-    const issue = onlyIssue({ ...BANK, bank_name });
-    expect(issue).toMatchObject({ column: 'bank_name', code: 'bank_unknown' });
-    expect(issue.suggestion).toBeUndefined();
-    expect(issue.params?.banks).toEqual([]);
-    expect(describeIssue(issue)).not.toContain('did you mean');
-  });
+  it.each(['CIB', 'NBE', 'QNB', 'AlAhly', 'bank Misr', 'Misr Bank', 'Default Bank'])(
+    'alias or unknown name %j → bank_unknown with no suggestion',
+    (bank_name) => {
+      const issue = onlyIssue({ ...BANK, bank_name });
+      expect(issue).toMatchObject({ column: 'bank_name', code: 'bank_unknown' });
+      expect(issue.suggestion).toBeUndefined();
+      expect(issue.params?.banks).toEqual([]);
+      expect(describeIssue(issue)).not.toContain('did you mean');
+    },
+  );
 });
 
 describe('createRowValidator: account_number', () => {
@@ -325,8 +353,18 @@ describe('createRowValidator: free text', () => {
     expect(check({ ...BANK, bank_address: '12 Talaat Harb St\nCairo' }).ok).toBe(true);
   });
 
-  it.each(['\u200fمحمد أحمد', 'Mona\u202eHassan', 'Mona\ufeffHassan', 'Omar\u200bKhaled', 'Omar\u2060Khaled', 'Sa\u00adra'])('holder_name %j → text_invisible_chars', (holder_name) => {
-    expect(onlyIssue({ ...WALLET, holder_name })).toMatchObject({ column: 'holder_name', code: 'text_invisible_chars' });
+  it.each([
+    '\u200fمحمد أحمد',
+    'Mona\u202eHassan',
+    'Mona\ufeffHassan',
+    'Omar\u200bKhaled',
+    'Omar\u2060Khaled',
+    'Sa\u00adra',
+  ])('holder_name %j → text_invisible_chars', (holder_name) => {
+    expect(onlyIssue({ ...WALLET, holder_name })).toMatchObject({
+      column: 'holder_name',
+      code: 'text_invisible_chars',
+    });
   });
 });
 
@@ -334,7 +372,11 @@ describe('createRowValidator: field count', () => {
   it('reports a row with fewer fields than the header as field_count', () => {
     const validate = createRowValidator(HEADER, RULES);
     const outcome = validate(record(WALLET).slice(0, 9), 4);
-    expect(outcome).toEqual({ ok: false, line: 4, issues: [{ column: 'row', code: 'field_count', params: { found: 9, expected: 10 } }] });
+    expect(outcome).toEqual({
+      ok: false,
+      line: 4,
+      issues: [{ column: 'row', code: 'field_count', params: { found: 9, expected: 10 } }],
+    });
   });
 
   it('reports a row with a filled extra field as field_count', () => {
@@ -357,7 +399,9 @@ describe('createRowValidator: references', () => {
     expect(validate(record(WALLET), 2).ok).toBe(true);
     expect(validate(record({ ...BANK, reference: 'OTHER' }), 3).ok).toBe(true);
     const second = validate(record({ ...BANK, reference: WALLET.reference }), 4);
-    expect(issuesOf(second)).toEqual([{ column: 'reference', code: 'reference_duplicate', found: WALLET.reference, params: { firstLine: 2 } }]);
+    expect(issuesOf(second)).toEqual([
+      { column: 'reference', code: 'reference_duplicate', found: WALLET.reference, params: { firstLine: 2 } },
+    ]);
     const third = validate(record({ ...BANK, reference: ` ${WALLET.reference!} ` }), 9);
     expect(issuesOf(third)[0]?.params).toEqual({ firstLine: 2 });
   });
@@ -376,9 +420,17 @@ describe('createRowValidator: references', () => {
 
 describe('createRowValidator: several problems at once', () => {
   it('reports every issue of the row, not only the first', () => {
-    const issues = issuesOf(check({ ...BANK, amount: '100', type: 'transfer', bank_name: 'CIB', account_number: '12345', description: '' }));
+    const issues = issuesOf(
+      check({ ...BANK, amount: '100', type: 'transfer', bank_name: 'CIB', account_number: '12345', description: '' }),
+    );
     expect(issues.map((i) => `${i.column}:${i.code}`).sort()).toEqual(
-      ['account_number:account_invalid', 'amount:amount_decimal_places', 'bank_name:bank_unknown', 'description:required', 'type:type_invalid'].sort(),
+      [
+        'account_number:account_invalid',
+        'amount:amount_decimal_places',
+        'bank_name:bank_unknown',
+        'description:required',
+        'type:type_invalid',
+      ].sort(),
     );
   });
 });
@@ -389,7 +441,10 @@ describe('describeIssue', () => {
     [{ ...WALLET, mobile_number: '01001234567' }, ['"01001234567"', '"+201001234567"']],
     [{ ...WALLET, channel: 'Wallet' }, ['"Wallet"', 'did you mean "wallet"']],
     [{ ...WALLET, type: 'transfer' }, ['"transfer"', 'TRANSFER']],
-    [{ ...BANK, bank_name: 'Al Ahli Bank of Kuwait - Egypt' }, ['"Al Ahli Bank of Kuwait - Egypt"', '"Al Ahli Bank of Kuwait \u2013 Egypt"']],
+    [
+      { ...BANK, bank_name: 'Al Ahli Bank of Kuwait - Egypt' },
+      ['"Al Ahli Bank of Kuwait - Egypt"', '"Al Ahli Bank of Kuwait \u2013 Egypt"'],
+    ],
     [{ ...BANK, bank_name: 'CIB' }, ['"CIB"', 'not on the supported bank list']],
     [{ ...BANK, account_number: 'EG390019000500000000263180002' }, ['"EG390019000500000000263180002"']],
     [{ ...WALLET, bank_name: 'Banque Misr' }, ['"Banque Misr"', 'wallet row']],

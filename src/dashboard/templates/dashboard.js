@@ -10,10 +10,18 @@
     function tick() {
       if (stop) return;
       fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
-        .then(function (r) { return r.ok ? r.json() : null; })
-        .then(function (data) { if (data && onData(data) === false) stop = true; })
-        .catch(function () { /* try again at the next tick */ })
-        .then(function () { if (!stop) setTimeout(tick, POLL_MS); });
+        .then(function (r) {
+          return r.ok ? r.json() : null;
+        })
+        .then(function (data) {
+          if (data && onData(data) === false) stop = true;
+        })
+        .catch(function () {
+          /* try again at the next tick */
+        })
+        .then(function () {
+          if (!stop) setTimeout(tick, POLL_MS);
+        });
     }
     setTimeout(tick, POLL_MS);
   }
@@ -78,13 +86,20 @@
   function dropZone(zone) {
     var input = zone.querySelector('input[type=file]');
     var name = document.getElementById('file-name');
-    function show() { name.textContent = input.files && input.files[0] ? input.files[0].name : ''; }
+    function show() {
+      name.textContent = input.files && input.files[0] ? input.files[0].name : '';
+    }
     input.addEventListener('change', show);
     ['dragenter', 'dragover'].forEach(function (e) {
-      zone.addEventListener(e, function (ev) { ev.preventDefault(); zone.classList.add('over'); });
+      zone.addEventListener(e, function (ev) {
+        ev.preventDefault();
+        zone.classList.add('over');
+      });
     });
     ['dragleave', 'drop'].forEach(function (e) {
-      zone.addEventListener(e, function () { zone.classList.remove('over'); });
+      zone.addEventListener(e, function () {
+        zone.classList.remove('over');
+      });
     });
     zone.addEventListener('drop', function (ev) {
       ev.preventDefault();
@@ -102,7 +117,8 @@
       var rows = document.querySelectorAll('#problems tbody tr');
       for (var i = 0; i < rows.length; i++) {
         var r = rows[i];
-        var ok = (!column.value || r.getAttribute('data-column') === column.value) &&
+        var ok =
+          (!column.value || r.getAttribute('data-column') === column.value) &&
           (!reason.value || r.getAttribute('data-code') === reason.value);
         r.hidden = !ok;
       }

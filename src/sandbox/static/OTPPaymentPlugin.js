@@ -39,8 +39,13 @@
   function init() {
     var container = document.getElementById(CONTAINER_ID);
     if (!container) {
-      report('no element with id "' + CONTAINER_ID + '" on this page; add <div id="' + CONTAINER_ID +
-        '"></div> before calling SERVICEOTPDIALOG.init()');
+      report(
+        'no element with id "' +
+          CONTAINER_ID +
+          '" on this page; add <div id="' +
+          CONTAINER_ID +
+          '"></div> before calling SERVICEOTPDIALOG.init()',
+      );
       state.container = null;
       return false;
     }
@@ -59,8 +64,10 @@
   function load(serviceReferenceId) {
     var ref = serviceReferenceId === undefined || serviceReferenceId === null ? '' : String(serviceReferenceId).trim();
     if (!/^\d{1,18}$/.test(ref)) {
-      report('load() needs the service_reference_id of a charge answered with three_d_secured (a whole number), got ' +
-        JSON.stringify(serviceReferenceId === undefined ? null : serviceReferenceId));
+      report(
+        'load() needs the service_reference_id of a charge answered with three_d_secured (a whole number), got ' +
+          JSON.stringify(serviceReferenceId === undefined ? null : serviceReferenceId),
+      );
       return false;
     }
     if (!state.container || !document.body || !document.body.contains(state.container)) {
@@ -70,16 +77,31 @@
     var overlay = document.createElement('div');
     overlay.setAttribute('data-service-otp-dialog', ref);
     style(overlay, {
-      position: 'fixed', top: '0', left: '0', right: '0', bottom: '0', zIndex: '2147483000',
-      display: 'flex', alignItems: 'center', justifyContent: 'center',
-      background: 'rgba(15, 23, 42, 0.55)', padding: '16px', boxSizing: 'border-box'
+      position: 'fixed',
+      top: '0',
+      left: '0',
+      right: '0',
+      bottom: '0',
+      zIndex: '2147483000',
+      display: 'flex',
+      alignItems: 'center',
+      justifyContent: 'center',
+      background: 'rgba(15, 23, 42, 0.55)',
+      padding: '16px',
+      boxSizing: 'border-box',
     });
     var frame = document.createElement('iframe');
     frame.title = 'Card verification';
     frame.src = ORIGIN + '/otp/dialog/' + ref + '?parent_origin=' + encodeURIComponent(window.location.origin);
     style(frame, {
-      width: '420px', maxWidth: '100%', height: '460px', maxHeight: '100%', border: '0',
-      borderRadius: '14px', background: '#ffffff', boxShadow: '0 24px 48px rgba(15, 23, 42, 0.35)'
+      width: '420px',
+      maxWidth: '100%',
+      height: '460px',
+      maxHeight: '100%',
+      border: '0',
+      borderRadius: '14px',
+      background: '#ffffff',
+      boxShadow: '0 24px 48px rgba(15, 23, 42, 0.35)',
     });
     overlay.appendChild(frame);
     state.container.appendChild(overlay);

@@ -16,8 +16,12 @@
   listenForServicePayment(serviceOrigin, function (message) {
     received.push(message);
     var paid = message.payment_status === 'PAID';
-    status.textContent = (paid ? 'Paid' : 'Failed') + ': charge ' + message.service_reference_id +
-      ', gateway reference ' + message.payment_gateway_reference_id;
+    status.textContent =
+      (paid ? 'Paid' : 'Failed') +
+      ': charge ' +
+      message.service_reference_id +
+      ', gateway reference ' +
+      message.payment_gateway_reference_id;
     status.className = paid ? 'status paid' : 'status failed';
     document.getElementById('message').textContent = JSON.stringify(message, null, 2);
   });

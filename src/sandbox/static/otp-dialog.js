@@ -42,7 +42,7 @@
 
   if (!id) return stop('This dialog was opened without a charge reference.');
   if (window.parent === window || !parentOrigin || !isOrigin(parentOrigin)) {
-    return stop('This dialog must be opened by the OTP script on the merchant\'s page.');
+    return stop("This dialog must be opened by the OTP script on the merchant's page.");
   }
 
   fetch('/otp/charges/' + id)
@@ -68,7 +68,7 @@
     fetch('/otp/charges/' + id, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ otp: otp })
+      body: JSON.stringify({ otp: otp }),
     })
       .then(readJson)
       .then(function (res) {

@@ -113,7 +113,8 @@ export function createFingerprintTable(fullKey: boolean, expected: () => number 
     },
     addTo(hi, lo, amount) {
       if (!(amount >= 1)) throw new RangeError('addTo takes an amount of at least 1');
-      if (find(hi, lo)) return (foundLevel!.slots[foundAt] = Math.min(0xffffffff, foundLevel!.slots[foundAt]! + amount));
+      if (find(hi, lo))
+        return (foundLevel!.slots[foundAt] = Math.min(0xffffffff, foundLevel!.slots[foundAt]! + amount));
       const v = Math.min(0xffffffff, amount);
       put(foundLevel!, foundAt, hi, lo, v);
       return v;

@@ -5,11 +5,17 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BatchRecord, Ledger } from '../ledger/index.js';
-import type { ReportSummary } from '../results/write-report.js';
+import type { ReportSummary } from './write-report.js';
 import { formatPiasters } from '../money.js';
 
 /** Files of a batch the dashboard offers for download (nothing else under the report folder is served). */
-export const DOWNLOADABLE = ['results.csv', 'rejected-rows.csv', 'reconciliation.csv', 'summary.html', 'summary.json'] as const;
+export const DOWNLOADABLE = [
+  'results.csv',
+  'rejected-rows.csv',
+  'reconciliation.csv',
+  'summary.html',
+  'summary.json',
+] as const;
 export type Downloadable = (typeof DOWNLOADABLE)[number];
 
 /** One batch as listed. Amounts are EGP decimal strings. */
@@ -37,7 +43,8 @@ function age(fromIso: string, now = Date.now()): string {
 export async function batchView(ledger: Ledger, batch: BatchRecord): Promise<BatchView> {
   const last = await ledger.lastSeq(batch.id);
   const done = Math.max(0, last - batch.open);
-  const state = batch.state === 'queued' || batch.state === 'halted' ? (done > 0 ? 'submitting' : batch.state) : batch.state;
+  const state =
+    batch.state === 'queued' || batch.state === 'halted' ? (done > 0 ? 'submitting' : batch.state) : batch.state;
   let summary: ReportSummary | undefined;
   try {
     summary = JSON.parse(await readFile(join(batch.reportDir, 'summary.json'), 'utf8')) as ReportSummary;
@@ -52,7 +59,16 @@ export async function batchView(ledger: Ledger, batch: BatchRecord): Promise<Bat
       // not written (yet)
     }
   }
-  return { batch, state, total: formatPiasters(batch.totalPiasters), requestsDone: done, requestsAll: last, summary, files, age: age(batch.createdAt) };
+  return {
+    batch,
+    state,
+    total: formatPiasters(batch.totalPiasters),
+    requestsDone: done,
+    requestsAll: last,
+    summary,
+    files,
+    age: age(batch.createdAt),
+  };
 }
 
 /** The most recent batches, newest first. */
