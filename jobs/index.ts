@@ -18,6 +18,7 @@ import type { PaymentClient } from '../src/submit/payment-client.js';
 import { recoverStuckRequests } from '../src/submit/recover-stuck.js';
 import { createSubmitProcessor, SubmissionTracker, type RequestRef } from './submit-withdrawal.js';
 import type { MetricsRegistry } from '../src/metrics.js';
+import { CONFIG_DEFAULTS } from '../src/config.js';
 
 /** Settings of the submit workers. */
 export interface WorkerSettings {
@@ -32,7 +33,7 @@ export interface WorkerSettings {
   readonly connectBackoffMs: number;
   /** Longest a request may take (ms); a `sending` mark older than this with no active job is an unknown outcome. */
   readonly requestTimeoutMs: number;
-  /** BullMQ lock duration and stalled-check interval, in ms (default 30000). */
+  /** BullMQ lock duration and stalled-check interval, in ms (default `CONFIG_DEFAULTS.jobLockMs`). */
   readonly jobLockMs?: number;
   readonly makeDurable?: () => Promise<void>;
   /** Metrics of this process, fed with each submission. */
@@ -109,6 +110,7 @@ export function startSubmitWorker(
   },
 ): RunningWorker {
   const workerId = `${hostname()}:${process.pid}`;
+  const jobLockMs = settings.jobLockMs ?? CONFIG_DEFAULTS.jobLockMs;
   const workers: Worker[] = [];
   const tracker = new SubmissionTracker();
   const stopping = new AbortController();
@@ -138,8 +140,8 @@ export function startSubmitWorker(
       prefix: settings.prefix,
       concurrency: share,
       ...SUBMIT_WORKER_SAFETY,
-      lockDuration: settings.jobLockMs ?? 30_000,
-      stalledInterval: settings.jobLockMs ?? 30_000,
+      lockDuration: jobLockMs,
+      stalledInterval: jobLockMs,
       limiter:
         settings.rateLimitPerSecond > 0
           ? { max: settings.rateLimitPerSecond, duration: 1000 }
@@ -160,7 +162,7 @@ export function startSubmitWorker(
         ledger: deps.ledger,
         queue: deps.queue,
         log: deps.log,
-        graceMs: settings.requestTimeoutMs + (settings.jobLockMs ?? 30_000),
+        graceMs: settings.requestTimeoutMs + jobLockMs,
         onBatchDone: deps.onBatchDone,
         checkPending: first,
         serviceUrl: settings.serviceUrl,
@@ -181,7 +183,7 @@ export function startSubmitWorker(
     // Recovery is not urgent: the first sweep waits until the first requests are on their way.
     firstSweep = setTimeout(() => void sweep(), FIRST_SWEEP_DELAY_MS);
     firstSweep.unref();
-    timer = setInterval(() => void sweep(), Math.min(15_000, settings.jobLockMs ?? 30_000));
+    timer = setInterval(() => void sweep(), Math.min(15_000, jobLockMs));
     timer.unref();
   };
   if (settings.autorun !== false) start();

@@ -10,6 +10,7 @@ import { CashoutError, EXIT, exitCodeFor } from './errors.js';
 import type { AppContext } from './commands/context.js';
 import type { ChargeFlags } from './commands/charge.js';
 import { sandboxSettingsHelp } from './sandbox/settings-help.js';
+import { CONFIG_DEFAULTS } from './config-defaults.js';
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
@@ -199,8 +200,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('dashboard')
     .description('serve the dashboard (batches, approvals, reconciliation, queues) behind a login')
     .option('--no-auth', 'no login: allowed only on 127.0.0.1, for one local user')
-    .option('--port <port>', 'port (default CASHOUT_DASHBOARD_PORT or 4020; 0 = any free port)', port)
-    .option('--host <address>', 'address to listen on (default CASHOUT_DASHBOARD_HOST or 127.0.0.1)')
+    .option(
+      '--port <port>',
+      `port (default CASHOUT_DASHBOARD_PORT or ${CONFIG_DEFAULTS.dashboardPort}; 0 = any free port)`,
+      port,
+    )
+    .option(
+      '--host <address>',
+      `address to listen on (default CASHOUT_DASHBOARD_HOST or ${CONFIG_DEFAULTS.dashboardHost})`,
+    )
     .action(
       act(async (c, o: { auth?: boolean; port?: number; host?: string }) =>
         (await import('./commands/dashboard.js')).dashboardCommand(c, o),
@@ -257,7 +265,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('sandbox')
     .description("run the local stand-in of the service's staging environment on 127.0.0.1")
-    .option('--port <port>', 'port (default CASHOUT_SANDBOX_PORT or 4010; 0 = any free port)', port)
+    .option(
+      '--port <port>',
+      `port (default CASHOUT_SANDBOX_PORT or ${CONFIG_DEFAULTS.sandboxPort}; 0 = any free port)`,
+      port,
+    )
     .option('--host <address>', 'address to listen on (default 127.0.0.1; containers need 0.0.0.0)')
     .addHelpText('after', sandboxSettingsHelp())
     .action(

@@ -1,14 +1,18 @@
 /**
  * Configuration: read once from the environment (and a `.env` file in the working folder, whose
  * values never override variables already set), validated with zod, frozen, and passed down.
- * Nothing else in the project reads `process.env`. An unknown `CASHOUT_*` variable is an error, so a
- * typo cannot pass silently. `.env.example` lists every key with its unit and default.
+ * Nothing else in the project reads `process.env` (`loadConfig` does). An unknown `CASHOUT_*`
+ * variable is an error, so a typo cannot pass silently. The defaults live in `config-defaults.ts`
+ * (`CONFIG_DEFAULTS`); `.env.example` lists every key with its unit and default.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { CONFIG_DEFAULTS as D } from './config-defaults.js';
 import { CashoutError } from './errors.js';
 import { parseHost } from './host-guard.js';
+
+export { CONFIG_DEFAULTS, SANDBOX_FAULT_DEFAULTS } from './config-defaults.js';
 
 const int = (min: number, max: number, dflt: number) =>
   z
@@ -38,7 +42,10 @@ const hostList = z
     message: 'must be host names separated by commas, e.g. cashout.example.com or cashout.example.com:8443',
   });
 
-/** The zod schema of every variable, with defaults. Units are in the names (`_MS`, `_SECONDS`, `_BYTES`). */
+/**
+ * The zod schema of every variable, with its default from `CONFIG_DEFAULTS`. Units are in the names
+ * (`_MS`, `_SECONDS`, `_BYTES`).
+ */
 const EnvSchema = z.object({
   CASHOUT_API_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
   CASHOUT_API_TOKEN: z.string().min(1).optional(),
@@ -51,58 +58,58 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
-  CASHOUT_REDIS_PREFIX: z.string().min(1).default('{cashout}'),
-  CASHOUT_REPORTS_DIR: z.string().min(1).default('./reports'),
-  CASHOUT_CSV_BOM: bool(true),
+  CASHOUT_REDIS_PREFIX: z.string().min(1).default(D.redisPrefix),
+  CASHOUT_REPORTS_DIR: z.string().min(1).default(D.reportsDir),
+  CASHOUT_CSV_BOM: bool(D.csvBom),
   CASHOUT_BANKS_FILE: z.string().min(1).optional(),
-  CASHOUT_ITEMS_PER_REQUEST: int(1, 10_000, 50),
-  CASHOUT_CONCURRENCY: int(1, 1_000, 4),
-  CASHOUT_RATE_LIMIT_PER_SECOND: int(0, 100_000, 0),
-  CASHOUT_REQUEST_TIMEOUT_MS: int(100, 600_000, 30_000),
-  CASHOUT_CONNECT_TIMEOUT_MS: int(100, 600_000, 10_000),
-  CASHOUT_CONNECT_RETRIES: int(0, 20, 4),
-  CASHOUT_CONNECT_BACKOFF_MS: int(0, 600_000, 1_000),
-  CASHOUT_JOB_LOCK_MS: int(500, 600_000, 30_000),
+  CASHOUT_ITEMS_PER_REQUEST: int(1, 10_000, D.itemsPerRequest),
+  CASHOUT_CONCURRENCY: int(1, 1_000, D.concurrency),
+  CASHOUT_RATE_LIMIT_PER_SECOND: int(0, 100_000, D.rateLimitPerSecond),
+  CASHOUT_REQUEST_TIMEOUT_MS: int(100, 600_000, D.requestTimeoutMs),
+  CASHOUT_CONNECT_TIMEOUT_MS: int(100, 600_000, D.connectTimeoutMs),
+  CASHOUT_CONNECT_RETRIES: int(0, 20, D.connectRetries),
+  CASHOUT_CONNECT_BACKOFF_MS: int(0, 600_000, D.connectBackoffMs),
+  CASHOUT_JOB_LOCK_MS: int(500, 600_000, D.jobLockMs),
   CASHOUT_WALLET_COUNTRIES: z
     .string()
     .regex(/^[A-Z]{2}(,[A-Z]{2})*$/, 'must be ISO country codes separated by commas, e.g. EG')
-    .default('EG'),
-  CASHOUT_MAX_FIELD_LENGTH: int(1, 1_000_000, 255),
-  CASHOUT_ALLOW_UNSAFE_REDIS: bool(false),
-  CASHOUT_SANDBOX_PORT: int(0, 65_535, 4010),
+    .default(D.walletCountries.join(',')),
+  CASHOUT_MAX_FIELD_LENGTH: int(1, 1_000_000, D.maxFieldLength),
+  CASHOUT_ALLOW_UNSAFE_REDIS: bool(D.allowUnsafeRedis),
+  CASHOUT_SANDBOX_PORT: int(0, 65_535, D.sandboxPort),
   CASHOUT_SANDBOX_TOKEN: z.string().min(1).optional(),
   CASHOUT_SANDBOX_MERCHANT_CODE: z.string().min(1).optional(),
   CASHOUT_SANDBOX_HASH_KEY: z.string().min(1).optional(),
   CASHOUT_SANDBOX_TEST_CARDS_FILE: z.string().min(1).optional(),
-  CASHOUT_MAX_FILE_BYTES: int(1, 10_000_000_000, 200_000_000),
-  CASHOUT_MAX_ROWS: int(1, 100_000_000, 2_000_000),
+  CASHOUT_MAX_FILE_BYTES: int(1, 10_000_000_000, D.maxFileBytes),
+  CASHOUT_MAX_ROWS: int(1, 100_000_000, D.maxRows),
   CASHOUT_IMPORT_THREADS: z
     .string()
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
     .pipe(z.number().int().min(0).max(16))
     .optional(),
-  CASHOUT_SANDBOX_BODY_LIMIT_BYTES: int(1_024, 1_000_000_000, 1_048_576),
+  CASHOUT_SANDBOX_BODY_LIMIT_BYTES: int(1_024, 1_000_000_000, D.sandboxBodyLimitBytes),
   CASHOUT_MAX_ITEM_AMOUNT: amountSetting.optional(),
   CASHOUT_MAX_BATCH_TOTAL: amountSetting.optional(),
-  CASHOUT_WALLET_DAILY_LIMIT: amountSetting.default('60000.00'),
-  CASHOUT_REQUIRE_APPROVAL: bool(false),
+  CASHOUT_WALLET_DAILY_LIMIT: amountSetting.default(D.walletDailyLimit),
+  CASHOUT_REQUIRE_APPROVAL: bool(D.requireApproval),
   CASHOUT_APPROVAL_THRESHOLD: amountSetting.optional(),
-  CASHOUT_APPROVAL_EXPIRY_HOURS: int(1, 24 * 365, 72),
-  CASHOUT_DUPLICATE_WINDOW_HOURS: int(0, 24 * 365, 72),
-  CASHOUT_INBOX_DIR: z.string().min(1).default('./inbox'),
-  CASHOUT_INBOX_SETTLE_SECONDS: int(0, 86_400, 30),
-  CASHOUT_SCHEDULE: z.string().min(1).default('*/5 * * * *'),
-  CASHOUT_TIMEZONE: z.string().min(1).default('Africa/Cairo'),
-  CASHOUT_DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
-  CASHOUT_DASHBOARD_PORT: int(0, 65_535, 4020),
+  CASHOUT_APPROVAL_EXPIRY_HOURS: int(1, 24 * 365, D.approvalExpiryHours),
+  CASHOUT_DUPLICATE_WINDOW_HOURS: int(0, 24 * 365, D.duplicateWindowHours),
+  CASHOUT_INBOX_DIR: z.string().min(1).default(D.inboxDir),
+  CASHOUT_INBOX_SETTLE_SECONDS: int(0, 86_400, D.inboxSettleSeconds),
+  CASHOUT_SCHEDULE: z.string().min(1).default(D.schedule),
+  CASHOUT_TIMEZONE: z.string().min(1).default(D.timezone),
+  CASHOUT_DASHBOARD_HOST: z.string().min(1).default(D.dashboardHost),
+  CASHOUT_DASHBOARD_PORT: int(0, 65_535, D.dashboardPort),
   CASHOUT_DASHBOARD_USERS: z.string().min(1).optional(),
   CASHOUT_DASHBOARD_USERS_FILE: z.string().min(1).optional(),
-  CASHOUT_DASHBOARD_SECURE_COOKIES: bool(false),
+  CASHOUT_DASHBOARD_SECURE_COOKIES: bool(D.dashboardSecureCookies),
   CASHOUT_DASHBOARD_HOSTS: hostList.optional(),
-  CASHOUT_METRICS_PORT: int(0, 65_535, 0),
-  CASHOUT_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
-  CASHOUT_HEALTH_PORT: int(0, 65_535, 0),
+  CASHOUT_METRICS_PORT: int(0, 65_535, D.metricsPort),
+  CASHOUT_HEALTH_HOST: z.string().min(1).default(D.healthHost),
+  CASHOUT_HEALTH_PORT: int(0, 65_535, D.healthPort),
   CASHOUT_WEBHOOK_URLS: z
     .string()
     .transform((v) =>
@@ -117,11 +124,11 @@ const EnvSchema = z.object({
     .optional(),
   CASHOUT_WEBHOOK_SECRET: z.string().min(16, 'must have at least 16 characters').optional(),
   CASHOUT_WEBHOOK_SECRET_FILE: z.string().min(1).optional(),
-  CASHOUT_WEBHOOK_ATTEMPTS: int(1, 50, 8),
-  CASHOUT_WEBHOOK_BACKOFF_MS: int(1, 3_600_000, 5_000),
-  CASHOUT_WEBHOOK_TIMEOUT_MS: int(100, 120_000, 10_000),
+  CASHOUT_WEBHOOK_ATTEMPTS: int(1, 50, D.webhookAttempts),
+  CASHOUT_WEBHOOK_BACKOFF_MS: int(1, 3_600_000, D.webhookBackoffMs),
+  CASHOUT_WEBHOOK_TIMEOUT_MS: int(100, 120_000, D.webhookTimeoutMs),
   CASHOUT_DASHBOARD_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) address' }).optional(),
-  CASHOUT_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CASHOUT_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(D.logLevel),
 });
 
 /** The validated, frozen configuration. Amount-free; durations in milliseconds. */
@@ -170,6 +177,12 @@ export interface Config {
   readonly sandboxHashKey: string | undefined;
   /** JSON file replacing the sandbox's test card table. */
   readonly sandboxTestCardsFile: string | undefined;
+  /**
+   * The sandbox's fault settings as written: every `SANDBOX_*` variable that is set, by name (README
+   * "The sandbox"). They are checked by `faultConfigFromEnv` (src/sandbox/faults.ts) when `cashout
+   * sandbox` starts, so a bad one stops the sandbox only, as it always has.
+   */
+  readonly sandboxFaultSettings: Readonly<Record<string, string>>;
   /** Largest payout file accepted, in bytes (refused before parsing). */
   readonly maxFileBytes: number;
   /** Most data rows accepted in one file. */
@@ -244,6 +257,15 @@ export function withDotEnv(env: NodeJS.ProcessEnv, cwd: string): Record<string, 
 }
 
 /**
+ * The configuration of this process: `env` (the process's environment unless given) with the
+ * `.env` file of `cwd` (the working folder unless given), through `parseConfig`. The one place
+ * that reads `process.env`. Throws `CashoutError('config_invalid')` like `parseConfig`.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Config {
+  return parseConfig(withDotEnv(env, cwd));
+}
+
+/**
  * A secret setting (`CASHOUT_X`, or the file `CASHOUT_X_FILE` names, which wins): the file's text,
  * trimmed, else `value`. Throws `CashoutError('config_invalid')` naming `fileKey` (never the value)
  * when the file cannot be read.
@@ -263,8 +285,10 @@ function secretSetting(value: string | undefined, file: string | undefined, file
  */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const picked: Record<string, string> = {};
+  const sandboxFaults: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined || v === '') continue;
+    if (k.startsWith('SANDBOX_')) sandboxFaults[k] = v;
     if (k.startsWith('CASHOUT_') && !CONFIG_KEYS.includes(k)) {
       throw new CashoutError(
         'config_invalid',
@@ -307,6 +331,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sandboxMerchantCode: e.CASHOUT_SANDBOX_MERCHANT_CODE,
     sandboxHashKey: e.CASHOUT_SANDBOX_HASH_KEY,
     sandboxTestCardsFile: e.CASHOUT_SANDBOX_TEST_CARDS_FILE,
+    sandboxFaultSettings: Object.freeze(sandboxFaults),
     maxFileBytes: e.CASHOUT_MAX_FILE_BYTES,
     maxRows: e.CASHOUT_MAX_ROWS,
     importThreads: e.CASHOUT_IMPORT_THREADS,

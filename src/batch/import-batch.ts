@@ -1,27 +1,34 @@
 /**
- * The import: file → rows → items → requests → jobs. Streams the file once: valid rows are
- * grouped into withdrawal requests and staged in the ledger as they come; invalid rows go to
- * `row-notes.jsonl` and `rejected-rows.csv` in the batch's report folder. At the end the batch
- * is either released (jobs added) or refused (staged requests deleted, nothing will be sent):
- * all-or-nothing by default, valid rows only with `partial`.
+ * The import: file → rows → items → requests → jobs, in one pass over the file.
+ *
+ * 1. `openPayoutFile`: the file and its header are checked (`openScan`), and the import threads
+ *    start on the first pieces, before anything touches Redis.
+ * 2. `recordBatch`: the file is hashed, which names the batch; the batch is recorded as staging,
+ *    with its report folder and a copy of the file.
+ * 3. `readRows`: the checked rows come in file order (`../import/parallel-scan.ts`). Invalid rows
+ *    go to `row-notes.jsonl` and `rejected-rows.csv` in the report folder; valid rows are checked
+ *    across the file (`./row-checks.ts`), grouped into withdrawal requests and staged in the
+ *    ledger as they come (`./stage-requests.ts`).
+ * 4. `finishBatch`: the batch is either released (jobs added) or refused (staged requests deleted,
+ *    nothing will be sent): all-or-nothing by default, valid rows only with `partial`.
+ *
+ * Amounts are EGP decimal strings in files and settings, bigint piasters in counts and totals.
  */
 import { chmod, copyFile, mkdir } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { basename, join } from 'node:path';
+import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { batchIdFromSha256 } from '../batch-id.js';
-import { createJsonGrouper, type StagedRequest } from './group-items.js';
 import { hashFile } from '../import/read-rows.js';
 import type { RowIssue } from '../import/row-issues.js';
-import { createHash } from 'node:crypto';
 import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
-import { createFingerprintTable, type FingerprintTable } from '../import/fingerprint-table.js';
-import { describeHeld, fingerprintKey, PAY_AGAIN_HINT, referenceKey } from '../ledger/payout-register.js';
+import { describeHeld, PAY_AGAIN_HINT, type PayeeHolder } from '../ledger/payout-register.js';
 import { formatPiasters, toPiasters } from '../money.js';
 import { openScan, type Scan, type ScannedPart, type ScanOptions } from '../import/parallel-scan.js';
-import { FP_WORDS, ROW_INVALID, ROW_WALLET } from '../import/check-chunk.js';
+import { itemStart, partRows, ROW_INVALID, ROW_WALLET, type ChunkPart, type PartRow } from '../import/check-chunk.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import type { RowRules } from '../import/validate-row.js';
 import type { Ledger } from '../ledger/index.js';
@@ -30,14 +37,10 @@ import type { SubmitJobData } from '../queue/queues.js';
 import { openRejectedRows, type RejectedRowsOut } from './rejected-rows.js';
 import { alignCells } from '../import/field-count.js';
 import { BATCH_FILES, type RowNote } from '../results/batch-files.js';
+import { createRowChecks, type RowChecks } from './row-checks.js';
+import { createRequestStager, type RequestStager } from './stage-requests.js';
 
 export { BATCH_FILES, type RowNote } from '../results/batch-files.js';
-
-/** Largest wallet total kept exactly, in piasters (2^32 − 1). */
-const MAX_TOTAL = 0xffffffffn;
-/** Requests staged in one write, and writes in flight while rows are read. */
-const STAGE_GROUP = 10;
-const STAGE_IN_FLIGHT = 2;
 
 /** What an import needs. */
 export interface ImportDeps {
@@ -194,25 +197,39 @@ export async function importBatch(
   const file = opened ?? (await openPayoutFile(path, deps.rules, importReadOptions(deps, options)));
   try {
     if (file.path !== path) throw new RangeError(`importBatch was given ${file.path} opened, not ${path}`);
-    return await importOpened(deps, file, options);
+    const batch = await recordBatch(deps, path, options);
+    const read = await readRows(deps, file, options, batch);
+    return await finishBatch(deps, batch, read, options);
   } finally {
     // Stops the threads when the import ends early (harmless once every row was read).
     await file.close();
   }
 }
 
-/** `importBatch` once the file is open; the caller closes it. */
-async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: ImportOptions): Promise<ImportResult> {
-  const { path, scan, first } = file;
-  const parts = scan.parts;
+/** A batch recorded in the ledger (staging), its report folder made. */
+interface RecordedBatch {
+  readonly batchId: string;
+  readonly sha256: string;
+  /** The payout file. */
+  readonly path: string;
+  readonly reportDir: string;
+  readonly log: Logger;
+}
+
+/**
+ * Step 2: names the batch from the file's SHA-256 (the same content gives the same batch;
+ * `force` makes a new batch of it), records it in the ledger as staging, with who imports it and
+ * how, and makes its report folder (owner-only) with a copy of the file. Throws `batch_exists`
+ * for content imported before, and what the ledger or the file system throws.
+ */
+async function recordBatch(deps: ImportDeps, path: string, options: ImportOptions): Promise<RecordedBatch> {
   const { sha256 } = await hashFile(path);
-  // The same content gives the same batch; --force makes a new batch of it.
   const batchId = options.force
     ? batchIdFromSha256(createHash('sha256').update(`${sha256}:forced:${Date.now()}:${Math.random()}`).digest('hex'))
     : batchIdFromSha256(sha256);
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
-
+  const importedBy = options.importedBy ?? 'unknown';
   await deps.ledger.createBatch({
     id: batchId,
     fileName: basename(path),
@@ -225,248 +242,358 @@ async function importOpened(deps: ImportDeps, file: OpenedPayoutFile, options: I
     serviceUrl: deps.serviceUrl,
     reportDir,
     partial: options.partial === true,
-    importedBy: options.importedBy ?? 'unknown',
+    importedBy,
     ...(options.importedByUser ? { importedByUser: options.importedByUser } : {}),
     ...(deps.tokenFingerprint ? { tokenFingerprint: deps.tokenFingerprint } : {}),
     ...(options.force ? { forced: true } : {}),
-    ...(options.payAgain ? { payAgain: { by: options.importedBy ?? 'unknown', note: options.payAgain.note } } : {}),
+    ...(options.payAgain ? { payAgain: { by: importedBy, note: options.payAgain.note } } : {}),
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   });
   await mkdir(reportDir, { recursive: true, mode: 0o700 });
   await copyFile(path, join(reportDir, BATCH_FILES.input));
   await chmod(join(reportDir, BATCH_FILES.input), 0o600);
+  return { batchId, sha256, path, reportDir, log };
+}
 
-  const notesOut = createWriteStream(join(reportDir, BATCH_FILES.notes), { mode: 0o600 });
-  const writeNote = async (note: RowNote) => {
-    if (!notesOut.write(`${JSON.stringify(note)}\n`)) await once(notesOut, 'drain');
-  };
-  let rejectedOut: RejectedRowsOut | undefined;
-  const rowWidth = Math.max(...Object.values(scan.index)) + 1;
-  const grouper = createJsonGrouper(deps.itemsPerRequest);
-  // Cross-row checks keep 12 to 16 bytes per row (fingerprint tables), never the rows.
-  const sameNumber = createFingerprintTable(false, scan.estimatedRows);
-  const sameHolder = createFingerprintTable(false, scan.estimatedRows);
-  const walletTotals = createFingerprintTable(false, scan.estimatedRows);
-  // Rows without reference: how many rows of the file so far share a payee fingerprint (its key's #n).
-  let payeeCounts: FingerprintTable | undefined;
-  let rows = 0;
-  let requests = 0;
-  let invalidRows = 0;
-  let duplicateRows = 0;
-  let warnedRows = 0;
-  let validRows = 0;
-  let totalPiasters = 0n;
-  const walletLimit =
-    deps.policy?.walletDailyLimit === undefined ? undefined : toPiasters(deps.policy.walletDailyLimit);
-  let staged: StagedRequest[] = [];
-  const staging: Promise<void>[] = [];
-  // Staged requests are written a few at a time, with a write or two in flight while rows are read.
-  const stage = async (force: boolean) => {
-    if (staged.length === 0 || (!force && staged.length < STAGE_GROUP)) return;
-    staging.push(deps.ledger.stageRequests(batchId, staged, { payAgain: options.payAgain !== undefined }));
-    staged = [];
-    if (staging.length >= STAGE_IN_FLIGHT) await staging.shift();
-  };
-  const invalid = async (line: number, cells: readonly string[], issues: readonly RowIssue[]) => {
-    invalidRows++;
-    await writeNote({ line, status: 'invalid', issues });
-    rejectedOut ??= openRejectedRows(join(reportDir, BATCH_FILES.rejected), scan.header, { bom: deps.csvBom });
-    // A row with the wrong number of fields keeps its own cells (a quote-split value joined again).
-    await rejectedOut.write(line, alignCells(cells, rowWidth, options.delimiter ?? ',') ?? cells, issues);
-  };
+/** What reading the rows gave. Amounts in piasters. */
+interface RowCounts {
+  rows: number;
+  validRows: number;
+  invalidRows: number;
+  /** Rows not sent because another payout holds their payee. */
+  duplicateRows: number;
+  /** Rows sent with a warning. */
+  warnedRows: number;
+  totalPiasters: bigint;
+}
 
+/** The rows of a batch read: the counts, the requests staged and the bytes the checks across rows held. */
+interface ReadRows {
+  readonly counts: Readonly<RowCounts>;
+  readonly requests: number;
+  readonly crossRowTableBytes: number;
+}
+
+/** An import while its rows are read: what each step of a row uses. */
+interface RowReading {
+  readonly ledger: Ledger;
+  readonly batchId: string;
+  readonly options: ImportOptions;
+  readonly counts: RowCounts;
+  readonly report: RowReport;
+  readonly checks: RowChecks;
+  readonly stager: RequestStager;
+}
+
+/**
+ * Step 3: reads the rows of `file` into the batch, part by part in file order (`readPart`), and
+ * stages the last requests. Throws a file-level `CashoutError` (also `no_data_rows` for a file
+ * with no rows), a failed ledger write or `onRowsRead`'s error, after refusing the batch (nothing
+ * of it will be sent).
+ */
+async function readRows(
+  deps: ImportDeps,
+  file: OpenedPayoutFile,
+  options: ImportOptions,
+  batch: RecordedBatch,
+): Promise<ReadRows> {
+  const { scan } = file;
+  const { batchId } = batch;
+  const report = openRowReport(batch.reportDir, scan, deps.csvBom, options.delimiter ?? ',');
+  const r: RowReading = {
+    ledger: deps.ledger,
+    batchId,
+    options,
+    counts: { rows: 0, validRows: 0, invalidRows: 0, duplicateRows: 0, warnedRows: 0, totalPiasters: 0n },
+    report,
+    stager: createRequestStager(deps.ledger, batchId, deps.itemsPerRequest, options.payAgain !== undefined),
+    // Cross-row checks keep 12 to 16 bytes per row (fingerprint tables), never the rows.
+    checks: createRowChecks(scan.estimatedRows, deps.policy?.walletDailyLimit),
+  };
   try {
-    for (let next = await first; !next.done; next = await parts.next()) {
-      const s = next.value;
-      const { part } = s;
-      // The payout register: each valid row's payee key, and which are held by another batch.
-      const keys = payeeKeys(s, () => (payeeCounts ??= createFingerprintTable(true, scan.estimatedRows)));
-      const held = await deps.ledger.checkPayees(batchId, keys);
-      let j = 0;
-      let k = 0;
-      for (let i = 0; i < part.kinds.length; i++) {
-        rows++;
-        const line = s.baseLine + part.rowLines[i]!;
-        const kind = part.kinds[i];
-        if (kind === ROW_INVALID) {
-          await invalid(line, part.invalid[k]!.cells, s.invalidIssues[k]!);
-          k++;
-          continue;
-        }
-        const v = j++;
-        const reference = s.references[v]!;
-        const earlierRef = s.earlierReference[v]!;
-        if (earlierRef !== 0) {
-          await invalid(line, await s.cellsOfValid(v), [
-            { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlierRef } },
-          ]);
-          continue;
-        }
-        const holder = held.get(v);
-        const payee = reference === '' ? 'this payee (same destination, holder and amount)' : `reference ${reference}`;
-        if (holder && !options.payAgain) {
-          duplicateRows++;
-          await writeNote({ line, status: 'duplicate', message: `${describeHeld(payee, holder)}; ${PAY_AGAIN_HINT}` });
-          continue;
-        }
-        const fp = part.fingerprints;
-        const at = v * FP_WORDS;
-        const byNumber = sameNumber.getOrAdd(fp[at + 2]!, fp[at + 3]!, line);
-        const byHolder = sameHolder.getOrAdd(fp[at + 4]!, fp[at + 5]!, line);
-        const dup: PossibleDuplicate | undefined =
-          byNumber !== 0
-            ? { firstLine: byNumber, same: kind === ROW_WALLET ? 'mobile_number' : 'account_number' }
-            : byHolder !== 0
-              ? { firstLine: byHolder, same: 'holder' }
-              : undefined;
-        if (dup && options.strictDuplicates) {
-          await invalid(line, await s.cellsOfValid(v), [
-            { column: 'row', code: 'possible_duplicate', params: { firstLine: dup.firstLine, same: dup.same } },
-          ]);
-          continue;
-        }
-        const amount = part.piasters[v]!;
-        let warnings: string[] | undefined;
-        if (dup) warnings = [describeDuplicate(dup)];
-        if (holder) {
-          const why = describeHeld(payee, holder).replace(/^not sent: /, '');
-          (warnings ??= []).push(
-            `paid again on purpose (${options.importedBy ?? 'unknown'}: ${options.payAgain!.note}): ${why}`,
-          );
-        }
-        if (kind === ROW_WALLET && walletLimit !== undefined) {
-          // Totals are kept in 32 bits of piasters: exact up to EGP 42,949,672.95, then "more than".
-          const sum = walletTotals.addTo(fp[at + 6]!, fp[at + 7]!, Number(amount > MAX_TOTAL ? MAX_TOTAL : amount));
-          if (BigInt(sum) > walletLimit) {
-            const what =
-              sum === Number(MAX_TOTAL)
-                ? `more than EGP ${formatPiasters(MAX_TOTAL)}`
-                : `EGP ${formatPiasters(BigInt(sum))}`;
-            (warnings ??= []).push(
-              `this wallet receives ${what} in this batch up to this row, over the Central Bank of Egypt's daily wallet limit of EGP ${formatPiasters(walletLimit)}`,
-            );
-          }
-        }
-        if (warnings) {
-          warnedRows++;
-          await writeNote({ line, warnings });
-        }
-        validRows++;
-        totalPiasters += amount;
-        const req = grouper.add(
-          kind === ROW_WALLET ? 'wallet' : 'bank',
-          line,
-          part.itemBytes,
-          v === 0 ? 0 : part.itemEnds[v - 1]!,
-          part.itemEnds[v]!,
-          reference,
-          amount,
-          keys[v]!,
-        );
-        if (req) {
-          staged.push(req);
-          requests++;
-          await stage(false);
-        }
-      }
-      options.onRowsRead?.(rows);
-    }
-    if (rows === 0) throw new CashoutError('no_data_rows', `${path} has a header but no payout rows`, { path });
-    const last = grouper.finish();
-    if (last) {
-      staged.push(last);
-      requests++;
-    }
-    await stage(true);
-    await Promise.all(staging);
+    for (let next = await file.first; !next.done; next = await scan.parts.next()) await readPart(r, next.value);
+    if (r.counts.rows === 0)
+      throw new CashoutError('no_data_rows', `${file.path} has a header but no payout rows`, { path: file.path });
+    await r.stager.finish();
   } catch (err) {
-    notesOut.destroy();
-    await Promise.allSettled(staging);
-    await deps.ledger.refuseBatch(
-      batchId,
-      { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n },
-      (err as Error).message,
-    );
+    report.destroy();
+    await r.stager.settle();
+    const none = { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n };
+    await deps.ledger.refuseBatch(batchId, none, (err as Error).message);
     throw err;
   }
   // What the checks across rows held (they grow with the file: memory an import cannot stream).
-  const crossRowTableBytes =
-    scan.tableBytes() + sameNumber.bytes + sameHolder.bytes + walletTotals.bytes + (payeeCounts?.bytes ?? 0);
-  notesOut.end();
-  await once(notesOut, 'close');
-  await rejectedOut?.close();
+  const crossRowTableBytes = scan.tableBytes() + r.checks.bytes;
+  await report.close();
+  return { counts: r.counts, requests: r.stager.requests, crossRowTableBytes };
+}
 
-  const result = { batchId, sha256, rows, validRows, invalidRows, duplicateRows, warnedRows, reportDir, totalPiasters };
+/**
+ * The rows of one checked part, in file order: asks the payout register which of its payees
+ * another batch holds, then refuses each invalid row and takes each valid one (`takeValidRow`).
+ */
+async function readPart(r: RowReading, s: ScannedPart): Promise<void> {
+  const keys = r.checks.payeeKeys(s);
+  const held = await r.ledger.checkPayees(r.batchId, keys);
+  for (const row of partRows(s.part, s.baseLine)) {
+    r.counts.rows++;
+    const writing =
+      row.kind === ROW_INVALID
+        ? refuseRow(r, row.line, s.part.invalid[row.invalid]!.cells, s.invalidIssues[row.invalid]!)
+        : takeValidRow(r, s, row, keys[row.valid]!, held.get(row.valid));
+    // Most rows write nothing at once: wait only for those that do, before the next row.
+    if (writing) await writing;
+  }
+  r.options.onRowsRead?.(r.counts.rows);
+}
+
+/**
+ * A valid row (`key`: its payee key; `holder`: the payout of another batch holding it, if any):
+ * refused when its reference was used before, or when it looks like an earlier row with
+ * `strictDuplicates`; not sent when its payee is held, unless `payAgain`; else noted with its
+ * warnings (`rowWarnings`) and sent (`sendRow`). Returns a promise when the row is being written
+ * (a note, a refused row, staged requests), to be awaited before the next row.
+ */
+function takeValidRow(
+  r: RowReading,
+  s: ScannedPart,
+  row: PartRow,
+  key: string,
+  holder: PayeeHolder | undefined,
+): Promise<void> | undefined {
+  const { line, valid: j } = row;
+  const reference = s.references[j]!;
+  const earlier = s.earlierReference[j]!;
+  if (earlier !== 0)
+    return refuseValidRow(r, s, row, {
+      column: 'reference',
+      code: 'reference_duplicate',
+      found: reference,
+      params: { firstLine: earlier },
+    });
+  const payee = reference === '' ? 'this payee (same destination, holder and amount)' : `reference ${reference}`;
+  if (holder && !r.options.payAgain) {
+    r.counts.duplicateRows++;
+    return r.report.note({ line, status: 'duplicate', message: `${describeHeld(payee, holder)}; ${PAY_AGAIN_HINT}` });
+  }
+  const dup = r.checks.possibleDuplicate(s.part, row);
+  if (dup && r.options.strictDuplicates)
+    return refuseValidRow(r, s, row, {
+      column: 'row',
+      code: 'possible_duplicate',
+      params: { firstLine: dup.firstLine, same: dup.same },
+    });
+  const warnings = rowWarnings(r, s.part, row, dup, holder && describeHeld(payee, holder));
+  if (!warnings) return sendRow(r, s, row, key);
+  r.counts.warnedRows++;
+  return r.report.note({ line, warnings }).then(() => sendRow(r, s, row, key));
+}
+
+/**
+ * Sends a valid row: counts it in the batch and its amount (piasters) in the total, and adds it
+ * to the requests. Returns a promise when requests are being staged, to be awaited.
+ */
+function sendRow(r: RowReading, s: ScannedPart, row: PartRow, key: string): Promise<void> | undefined {
+  const { part } = s;
+  const j = row.valid;
+  const amount = part.piasters[j]!;
+  r.counts.validRows++;
+  r.counts.totalPiasters += amount;
+  const channel = row.kind === ROW_WALLET ? 'wallet' : 'bank';
+  return r.stager.add(
+    channel,
+    row.line,
+    part.itemBytes,
+    itemStart(part, j),
+    part.itemEnds[j]!,
+    s.references[j]!,
+    amount,
+    key,
+  );
+}
+
+/** Refuses a valid row for `issue`, with its cells as read. */
+async function refuseValidRow(r: RowReading, s: ScannedPart, row: PartRow, issue: RowIssue): Promise<void> {
+  await refuseRow(r, row.line, await s.cellsOfValid(row.valid), [issue]);
+}
+
+/**
+ * The warnings of a valid row that is sent, in this order: a possible duplicate of an earlier row,
+ * paid again on purpose (`held`: how its payee is held by another payout), its wallet's total
+ * over the daily wallet limit. Undefined when there is none.
+ */
+function rowWarnings(
+  r: RowReading,
+  part: ChunkPart,
+  row: PartRow,
+  dup: PossibleDuplicate | undefined,
+  held: string | undefined,
+): string[] | undefined {
+  let warnings: string[] | undefined;
+  if (dup) warnings = [describeDuplicate(dup)];
+  if (held) {
+    const by = `${r.options.importedBy ?? 'unknown'}: ${r.options.payAgain!.note}`;
+    (warnings ??= []).push(`paid again on purpose (${by}): ${held.replace(/^not sent: /, '')}`);
+  }
+  const overLimit = r.checks.walletWarning(part, row);
+  if (overLimit) (warnings ??= []).push(overLimit);
+  return warnings;
+}
+
+/** Refuses a row: counts it invalid and writes it, with its cells as read and its issues, to the report. */
+function refuseRow(r: RowReading, line: number, cells: readonly string[], issues: readonly RowIssue[]): Promise<void> {
+  r.counts.invalidRows++;
+  return r.report.rejected(line, cells, issues);
+}
+
+/** `row-notes.jsonl` and `rejected-rows.csv` of a batch, written as its rows are read. */
+interface RowReport {
+  /** Adds a line to the notes. */
+  note(note: RowNote): Promise<void>;
+  /** A refused row: a note with its issues, and the row with its cells in the rejected rows. */
+  rejected(line: number, cells: readonly string[], issues: readonly RowIssue[]): Promise<void>;
+  close(): Promise<void>;
+  /** Stops writing the notes (the import failed). */
+  destroy(): void;
+}
+
+/**
+ * Opens the row report of a batch in `reportDir` (the rejected rows only at the first refused
+ * row), for a file read with `scan` and `delimiter`; `bom` starts the rejected rows with a UTF-8
+ * byte-order mark (default true).
+ */
+function openRowReport(reportDir: string, scan: Scan, bom: boolean | undefined, delimiter: string): RowReport {
+  const notesOut = createWriteStream(join(reportDir, BATCH_FILES.notes), { mode: 0o600 });
+  let rejectedOut: RejectedRowsOut | undefined;
+  const rowWidth = Math.max(...Object.values(scan.index)) + 1;
+  const note = async (note: RowNote) => {
+    if (!notesOut.write(`${JSON.stringify(note)}\n`)) await once(notesOut, 'drain');
+  };
+  return {
+    note,
+    async rejected(line, cells, issues) {
+      await note({ line, status: 'invalid', issues });
+      rejectedOut ??= openRejectedRows(join(reportDir, BATCH_FILES.rejected), scan.header, { bom });
+      // A row with the wrong number of fields keeps its own cells (a quote-split value joined again).
+      await rejectedOut.write(line, alignCells(cells, rowWidth, delimiter) ?? cells, issues);
+    },
+    async close() {
+      notesOut.end();
+      await once(notesOut, 'close');
+      await rejectedOut?.close();
+    },
+    destroy: () => notesOut.destroy(),
+  };
+}
+
+/**
+ * Step 4, once the rows are read and staged: refuses the batch when it may not be sent
+ * (`refusalOf`), or when `beforeRelease` throws (the error goes on, with the batch id); else
+ * records it as awaiting approval when the policy asks for one (`needsApproval`), or releases it
+ * and adds its jobs.
+ */
+async function finishBatch(
+  deps: ImportDeps,
+  batch: RecordedBatch,
+  read: ReadRows,
+  options: ImportOptions,
+): Promise<ImportResult> {
+  const { batchId, log } = batch;
+  const { requests } = read;
+  const { rows, validRows, invalidRows, duplicateRows, warnedRows, totalPiasters } = read.counts;
+  const result = {
+    batchId,
+    sha256: batch.sha256,
+    rows,
+    validRows,
+    invalidRows,
+    duplicateRows,
+    warnedRows,
+    reportDir: batch.reportDir,
+    totalPiasters,
+  };
   const batchCounts = { rows, validRows, invalidRows, totalPiasters };
-  if (invalidRows > 0 && !options.partial) {
-    const reason = `${invalidRows} row${invalidRows > 1 ? 's are' : ' is'} invalid and nothing is sent unless all rows are valid (use --partial to send the valid rows)`;
-    await deps.ledger.refuseBatch(batchId, batchCounts, reason);
-    log.warn({ invalidRows }, 'batch refused: the file has invalid rows; nothing was queued');
-    return { ...result, state: 'refused', requests: 0, refusalReason: reason };
+  const refusal = refusalOf(deps.policy ?? {}, read.counts, options.partial === true);
+  if (refusal) {
+    await deps.ledger.refuseBatch(batchId, batchCounts, refusal.reason);
+    log.warn(refusal.logFields, refusal.logMessage);
+    return { ...result, state: 'refused', requests: 0, refusalReason: refusal.reason };
   }
-  const policy = deps.policy ?? {};
-  if (policy.maxBatchTotal !== undefined && totalPiasters > toPiasters(policy.maxBatchTotal)) {
-    const reason = `the batch total EGP ${formatPiasters(totalPiasters)} is over the limit of EGP ${policy.maxBatchTotal} per batch (CASHOUT_MAX_BATCH_TOTAL); nothing was sent`;
-    await deps.ledger.refuseBatch(batchId, batchCounts, reason);
-    log.warn(
-      { total: formatPiasters(totalPiasters), limit: policy.maxBatchTotal },
-      'batch refused: over the batch total limit',
-    );
-    return { ...result, state: 'refused', requests: 0, refusalReason: reason };
-  }
-  if (options.beforeRelease) {
-    try {
-      await options.beforeRelease();
-    } catch (err) {
-      await deps.ledger.refuseBatch(batchId, batchCounts, `not released: ${(err as Error)?.message ?? String(err)}`);
-      log.warn({ reason: (err as Error)?.message }, 'batch refused at its release; nothing was queued');
-      if (isCashoutError(err)) throw new CashoutError(err.code, err.message, { ...err.context, batchId }, err.cause);
-      throw err;
-    }
-  }
-  const needsApproval =
-    policy.requireApproval === true &&
-    requests > 0 &&
-    (policy.approvalThreshold === undefined || totalPiasters > toPiasters(policy.approvalThreshold));
-  if (needsApproval) {
-    const until = new Date(Date.now() + (policy.approvalExpiryHours ?? 72) * 3_600_000).toISOString();
+  if (options.beforeRelease) await checkBeforeRelease(deps.ledger, batch, batchCounts, options.beforeRelease);
+  if (needsApproval(deps.policy ?? {}, requests, totalPiasters)) {
+    const until = new Date(Date.now() + (deps.policy?.approvalExpiryHours ?? 72) * 3_600_000).toISOString();
     await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests }, until);
     log.info(
       { requests, total: formatPiasters(totalPiasters), until },
       'batch awaits approval; nothing is sent before it',
     );
     const awaiting: ImportResult = { ...result, state: 'awaiting_approval', requests };
-    await deps.onAwaitingApproval?.(awaiting, basename(path));
+    await deps.onAwaitingApproval?.(awaiting, basename(batch.path));
     return awaiting;
   }
   await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests });
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
+  const { crossRowTableBytes } = read;
   log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows, crossRowTableBytes }, 'batch queued');
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
 }
 
 /**
- * The payee key of each valid row of a part (payout-register.ts), in the order of its valid rows:
- * `r:<reference>`, or for a row without reference `f:<fingerprint>#<n>`, n counting the file's
- * rows with the same fingerprint so far (`counts`, shared across the parts of a file). A row whose
- * reference repeats an earlier row of the file gets '' (it is refused as invalid).
+ * Why a batch whose rows were read may not be sent, if so: rows are invalid and `partial` is off,
+ * or its total is over CASHOUT_MAX_BATCH_TOTAL (an EGP amount); with what to log.
  */
-function payeeKeys(s: ScannedPart, counts: () => FingerprintTable): string[] {
-  const valid = s.part.piasters.length;
-  const fp = s.part.fingerprints;
-  const keys = new Array<string>(valid);
-  for (let j = 0; j < valid; j++) {
-    const reference = s.references[j]!;
-    if (s.earlierReference[j] !== 0) keys[j] = '';
-    else if (reference !== '') keys[j] = referenceKey(reference);
-    else {
-      // Destination+amount (words 2, 3) and holder+amount (words 4, 5), folded to 64 bits to count.
-      const at = j * FP_WORDS;
-      const hi = (fp[at + 2]! ^ Math.imul(fp[at + 4]!, 0x9e3779b1)) >>> 0;
-      const lo = (fp[at + 3]! ^ Math.imul(fp[at + 5]!, 0x85ebca6b)) >>> 0;
-      keys[j] = fingerprintKey(fp, at + 2, counts().addTo(hi, lo, 1));
-    }
+function refusalOf(
+  policy: BatchPolicy,
+  counts: Readonly<RowCounts>,
+  partial: boolean,
+): { reason: string; logFields: Record<string, unknown>; logMessage: string } | undefined {
+  const { invalidRows, totalPiasters } = counts;
+  if (invalidRows > 0 && !partial)
+    return {
+      reason: `${invalidRows} row${invalidRows > 1 ? 's are' : ' is'} invalid and nothing is sent unless all rows are valid (use --partial to send the valid rows)`,
+      logFields: { invalidRows },
+      logMessage: 'batch refused: the file has invalid rows; nothing was queued',
+    };
+  if (policy.maxBatchTotal !== undefined && totalPiasters > toPiasters(policy.maxBatchTotal))
+    return {
+      reason: `the batch total EGP ${formatPiasters(totalPiasters)} is over the limit of EGP ${policy.maxBatchTotal} per batch (CASHOUT_MAX_BATCH_TOTAL); nothing was sent`,
+      logFields: { total: formatPiasters(totalPiasters), limit: policy.maxBatchTotal },
+      logMessage: 'batch refused: over the batch total limit',
+    };
+  return undefined;
+}
+
+/**
+ * Runs `beforeRelease`; when it throws, refuses the batch (nothing of it is queued or sent) and
+ * throws its error on, a `CashoutError` with the batch id added to its context.
+ */
+async function checkBeforeRelease(
+  ledger: Ledger,
+  batch: RecordedBatch,
+  counts: Parameters<Ledger['refuseBatch']>[1],
+  beforeRelease: () => Promise<void>,
+): Promise<void> {
+  try {
+    await beforeRelease();
+  } catch (err) {
+    await ledger.refuseBatch(batch.batchId, counts, `not released: ${(err as Error)?.message ?? String(err)}`);
+    batch.log.warn({ reason: (err as Error)?.message }, 'batch refused at its release; nothing was queued');
+    if (isCashoutError(err))
+      throw new CashoutError(err.code, err.message, { ...err.context, batchId: batch.batchId }, err.cause);
+    throw err;
   }
-  return keys;
+}
+
+/**
+ * Whether a batch of `requests` requests and `totalPiasters` needs approval before anything is
+ * sent: approval is required (CASHOUT_REQUIRE_APPROVAL), the batch has requests, and its total is
+ * over the approval threshold (an EGP amount; every batch when none).
+ */
+function needsApproval(policy: BatchPolicy, requests: number, totalPiasters: bigint): boolean {
+  return (
+    policy.requireApproval === true &&
+    requests > 0 &&
+    (policy.approvalThreshold === undefined || totalPiasters > toPiasters(policy.approvalThreshold))
+  );
 }

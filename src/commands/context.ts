@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DEFAULT_REDIS_URL, parseConfig, withDotEnv, type Config } from '../config.js';
+import { DEFAULT_REDIS_URL, loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { loadBankList, type BankList } from '../contract/supported-banks.js';
 import type { RowRules } from '../import/validate-row.js';
@@ -41,9 +41,12 @@ export interface AppContext {
   readonly rules: RowRules;
 }
 
-/** Reads configuration and the bank list; throws `CashoutError` naming a bad variable or file. */
-export function loadContext(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppContext {
-  const config = parseConfig(withDotEnv(env, cwd));
+/**
+ * Reads configuration (`loadConfig`: `env` and the `.env` of `cwd`, the process's own unless given)
+ * and the bank list; throws `CashoutError` naming a bad variable or file.
+ */
+export function loadContext(env?: NodeJS.ProcessEnv, cwd?: string): AppContext {
+  const config = loadConfig(env, cwd);
   const log = createLogger({ level: config.logLevel });
   const banks = config.banksFile ? loadBankList(config.banksFile) : loadBankList();
   for (const name of banks.duplicates)

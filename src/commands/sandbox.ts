@@ -2,19 +2,21 @@
  * `cashout sandbox`: runs the local stand-in of the service's staging environment on 127.0.0.1
  * until stopped: the withdrawal and card charge endpoints, and the OTP dialog with a demo page.
  * Faults come from SANDBOX_LATENCY_MS, SANDBOX_FAULT_RATES, SANDBOX_RETRY_AFTER_SECONDS and
- * SANDBOX_SEED (environment or .env; `cashout sandbox --help` lists them), or at run time from
- * `PUT /__sandbox/faults`. The token, merchant code and hash key come from settings, or are random
- * for the run and printed.
+ * SANDBOX_SEED (environment or .env, read with the rest of the configuration; `cashout sandbox
+ * --help` lists them), or at run time from `PUT /__sandbox/faults`. The token, merchant code and
+ * hash key come from settings, or are random for the run and printed.
  */
 import { randomBytes } from 'node:crypto';
 import { startSandbox } from '../sandbox/server.js';
 import { faultConfigFromEnv } from '../sandbox/faults.js';
-import { withDotEnv } from '../config.js';
 import { loadTestCardsFile } from '../sandbox/test-cards.js';
 import { EXIT } from '../errors.js';
 import type { AppContext } from './context.js';
 
-/** Starts the sandbox and waits for SIGINT/SIGTERM. */
+/**
+ * Starts the sandbox and waits for SIGINT/SIGTERM. Throws `CashoutError('config_invalid')` when a
+ * SANDBOX_* fault setting is invalid.
+ */
 export async function sandboxCommand(ctx: AppContext, opts: { port?: number; host?: string }): Promise<number> {
   const { config } = ctx;
   const token = config.sandboxToken ?? randomBytes(24).toString('hex');
@@ -25,7 +27,7 @@ export async function sandboxCommand(ctx: AppContext, opts: { port?: number; hos
     port: opts.port ?? config.sandboxPort,
     ...(opts.host ? { host: opts.host } : {}),
     // SANDBOX_* fault settings: from the environment, or .env in the working folder like every setting.
-    faults: faultConfigFromEnv(withDotEnv(process.env, process.cwd())),
+    faults: faultConfigFromEnv(config.sandboxFaultSettings),
     ...(config.sandboxMerchantCode ? { merchantCode: config.sandboxMerchantCode } : {}),
     ...(config.sandboxHashKey ? { hashKey: config.sandboxHashKey } : {}),
     ...(config.sandboxTestCardsFile ? { testCards: loadTestCardsFile(config.sandboxTestCardsFile) } : {}),

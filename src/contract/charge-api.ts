@@ -100,7 +100,6 @@ export type ThreeDSecureRequired = z.infer<typeof ThreeDSecureRequired>;
 
 /** `payment_status` of the browser message (interface doc §3, §6.1). */
 export const PAYMENT_STATUSES = ['PAID', 'FAILED'] as const;
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 /**
  * The browser message the OTP dialog posts to the page when the OTP was entered and the charge

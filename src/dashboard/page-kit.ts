@@ -37,7 +37,7 @@ export interface DashboardDeps {
   readonly allowedHosts?: readonly string[];
   /** The HTTP API under /api/v1 (src/api/routes.ts), with what its uploads need; none when absent. */
   readonly api?: Pick<ApiDeps, 'import' | 'maxFileBytes'>;
-  /** Time zone of the times shown (CASHOUT_TIMEZONE); default Africa/Cairo. */
+  /** Time zone of the times shown (CASHOUT_TIMEZONE); default `CONFIG_DEFAULTS.timezone` (Africa/Cairo). */
   readonly timeZone?: string;
   /**
    * What an upload's Send imports with (`importDeps` of the commands: the ledger, queue, rules,

@@ -18,6 +18,7 @@ import { Eta } from 'eta';
 import { PACKAGE_ROOT } from '../paths.js';
 import { isBatchId } from '../batch-id.js';
 import { CashoutError, isCashoutError } from '../errors.js';
+import { CONFIG_DEFAULTS } from '../config.js';
 import { formatPiasters } from '../money.js';
 import { writeReport } from '../results/write-report.js';
 import { writeReconciliation, requestsInState } from '../results/write-reconciliation.js';
@@ -92,7 +93,7 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
   const logins = loginLimiter(deps.redis, deps.prefix);
 
   const money = (amount: string) => groupDigits(amount);
-  const timeZone = deps.timeZone ?? 'Africa/Cairo';
+  const timeZone = deps.timeZone ?? CONFIG_DEFAULTS.timezone;
   const languageOf = (req: FastifyRequest) => chooseLanguage(req.cookies[LANG_COOKIE], req.headers['accept-language']);
   const translate = (req: FastifyRequest): Translate => translator(languageOf(req));
   const page: PageRenderer = (req, reply, view, title, data, session, flash) => {
@@ -351,7 +352,7 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     if (body.confirm !== 'yes') throw new CashoutError('usage', 'not confirmed', { key: 'batch.approveUnconfirmed' });
     const batch = await deps.ledger.getBatch(id);
     if (!batch || String(body.total ?? '') !== formatPiasters(batch.totalPiasters)) {
-      throw new CashoutError('state_conflict', 'the batch is not what the page showed', { key: 'batch.totalChanged' });
+      throw new CashoutError('batch_changed', 'the batch is not what the page showed', { key: 'batch.totalChanged' });
     }
     const n = await approveBatch(deps.ledger, deps.queue, id, { user: s.user });
     return { kind: 'ok', key: 'batch.approved', params: { user: s.user, n } };

@@ -16,7 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyMultipart from '@fastify/multipart';
 import { importBatch, type ImportDeps } from '../batch/import-batch.js';
-import { READ_DEFAULTS } from '../import/read-rows.js';
+import { CONFIG_DEFAULTS } from '../config.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { toPiasters } from '../money.js';
 import { checkUpload, UPLOAD_REJECTED } from '../uploads/check-upload.js';
@@ -38,8 +38,8 @@ export function uploadRoutes(kit: UploadRouteKit) {
   return async (app: FastifyInstance): Promise<void> => {
     const { deps, page, translate, sessionOf, setFlash, takeFlash } = kit;
     const imports = deps.imports ?? deps.api?.import;
-    const maxBytes = imports?.limits?.maxBytes ?? deps.api?.maxFileBytes ?? READ_DEFAULTS.maxBytes;
-    const maxRows = imports?.limits?.maxRows ?? READ_DEFAULTS.maxRows;
+    const maxBytes = imports?.limits?.maxBytes ?? deps.api?.maxFileBytes ?? CONFIG_DEFAULTS.maxFileBytes;
+    const maxRows = imports?.limits?.maxRows ?? CONFIG_DEFAULTS.maxRows;
     const store = imports ? uploadStore(imports.reportsDir) : undefined;
     const limits = { fileSize: maxBytes, files: 1, fields: 4, fieldSize: 1024, parts: 6 };
     await app.register(fastifyMultipart, { limits });

@@ -69,8 +69,17 @@ export const ROW_WALLET = 0;
 export const ROW_BANK = 1;
 export const ROW_INVALID = 2;
 
-/** Words of `ChunkPart.fingerprints` per valid row: reference, number+amount, holder+amount, wallet. */
+/** Words of `ChunkPart.fingerprints` per valid row: four fingerprints of two words each. */
 export const FP_WORDS = 8;
+/**
+ * Where each fingerprint of a valid row starts within its `FP_WORDS` words (see `ChunkPart`).
+ * Destination and holder are next to each other: a payee key is made of those four words
+ * (`fingerprintKey` in ../ledger/payout-register.ts).
+ */
+export const FP_REFERENCE = 0;
+export const FP_DESTINATION = 2;
+export const FP_HOLDER = 4;
+export const FP_WALLET = 6;
 
 /** An invalid row as read: its cells and every issue of the row rules. */
 export interface InvalidCells {
@@ -79,13 +88,25 @@ export interface InvalidCells {
 }
 
 /**
- * The rows of a piece (a `stream` task sends several parts; `last` marks the final one).
- * Per row (in file order): `kinds[i]` and `rowLines[i]` (line counted from the task's first line,
- * 0). Per valid row (in order): `piasters[j]` (the amount), `fingerprints[8j..8j+7]` (reference —
- * 0,0 when blank —, mobile or account number with amount, lower-cased holder with amount, mobile
- * number — 0,0 for bank rows), the j-th item (as sent: JSON of the
- * `mobile_wallets`/`bank_accounts` entry, as UTF-8 bytes in `itemBytes`, so the request bodies are
- * encoded by the threads) and the j-th line of `references`. Per invalid row: `invalid[k]`.
+ * The rows of a piece, packed so that they cross threads cheaply (a `stream` task sends several
+ * parts; `last` marks the final one). For a part of R rows, V of them valid, all in file order,
+ * with i counting the rows, j the valid rows and k the invalid rows (`partRows` gives each row its
+ * j or k):
+ *
+ *     kinds[i]          i < R      ROW_WALLET, ROW_BANK or ROW_INVALID
+ *     rowLines[i]       i < R      the row's line, counted from the task's first line (0)
+ *     piasters[j]       j < V      the amount, in piasters
+ *     fingerprints      j < V      FP_WORDS words from j * FP_WORDS, two per fingerprint:
+ *                                    + FP_REFERENCE    the reference (0,0 when blank)
+ *                                    + FP_DESTINATION  mobile or account number with amount
+ *                                    + FP_HOLDER       lower-cased holder name with amount
+ *                                    + FP_WALLET       mobile number (0,0 for bank rows)
+ *     itemBytes         j < V      the item as sent, UTF-8 JSON of its `mobile_wallets` or
+ *                                  `bank_accounts` entry, from `itemStart(part, j)` to
+ *                                  `itemEnds[j]` (so the threads encode the request bodies)
+ *     references        j < V      the j-th line is the reference ('' when blank)
+ *     invalid[k]        k < R − V  the row's cells and issues
+ *
  * `validCells` (stream tasks only) is JSON of the valid rows' cells, for rows the file-wide checks
  * refuse; for bytes tasks the reader parses the piece again in that rare case.
  */
@@ -98,7 +119,6 @@ export interface ChunkPart {
   readonly rowLines: Int32Array;
   readonly piasters: BigInt64Array;
   readonly fingerprints: Uint32Array;
-  /** The valid rows' items as UTF-8 JSON, one after the other; item j ends at `itemEnds[j]`. */
   readonly itemBytes: Uint8Array;
   readonly itemEnds: Uint32Array;
   readonly references: string;
@@ -108,6 +128,52 @@ export interface ChunkPart {
   readonly fallback?: boolean;
   /** The file's error (stream tasks): code, message and context of a `CashoutError`. */
   readonly error?: { readonly code: string; readonly message: string; readonly context: Record<string, unknown> };
+}
+
+/** One row of a part, as `partRows` gives it. */
+export interface PartRow {
+  /** ROW_WALLET, ROW_BANK or ROW_INVALID. */
+  readonly kind: number;
+  /** The row's file line: the part's base line plus `rowLines[i]`. */
+  readonly line: number;
+  /** A valid row's j (its amount, fingerprints, item and reference); -1 for an invalid row. */
+  readonly valid: number;
+  /** An invalid row's k (`invalid[k]`); -1 for a valid row. */
+  readonly invalid: number;
+}
+
+/**
+ * The rows of `part` in file order, each with its kind, its file line (`baseLine`, the file line of
+ * the part's line 0, plus its line in the part) and its j or k (see `ChunkPart`).
+ */
+export function* partRows(part: ChunkPart, baseLine: number): Generator<PartRow> {
+  let valid = 0;
+  let invalid = 0;
+  for (let i = 0; i < part.kinds.length; i++) {
+    const kind = part.kinds[i]!;
+    const line = baseLine + part.rowLines[i]!;
+    yield kind === ROW_INVALID
+      ? { kind, line, valid: -1, invalid: invalid++ }
+      : { kind, line, valid: valid++, invalid: -1 };
+  }
+}
+
+/** Where the j-th valid row's item starts in `part.itemBytes` (it ends at `part.itemEnds[j]`). */
+export function itemStart(part: ChunkPart, j: number): number {
+  return j === 0 ? 0 : part.itemEnds[j - 1]!;
+}
+
+/** The j-th valid row's item, as JSON text. */
+export function itemText(part: ChunkPart, j: number): string {
+  const start = itemStart(part, j);
+  return Buffer.from(part.itemBytes.buffer, part.itemBytes.byteOffset + start, part.itemEnds[j]! - start).toString(
+    'utf8',
+  );
+}
+
+/** Where a fingerprint (`FP_REFERENCE`, `FP_DESTINATION`, …) of the j-th valid row starts in `part.fingerprints`. */
+export function fingerprintAt(j: number, which: number): number {
+  return j * FP_WORDS + which;
 }
 
 const STREAM_PART_ROWS = 8192;
@@ -186,67 +252,68 @@ export function eachRowOfPiece(
   return line;
 }
 
-/** Accumulates rows into a `ChunkPart`. */
+/** The typed arrays of a part being built, `capacity` rows long (see `ChunkPart`). */
+function columnsFor(capacity: number) {
+  return {
+    kinds: new Uint8Array(capacity),
+    rowLines: new Int32Array(capacity),
+    piasters: new BigInt64Array(capacity),
+    fingerprints: new Uint32Array(capacity * FP_WORDS),
+    itemEnds: new Uint32Array(capacity),
+  };
+}
+
+type Columns = ReturnType<typeof columnsFor>;
+
+/** The columns `c` grown to twice their rows (at least 16), holding what they held. */
+function grownColumns(c: Columns): Columns {
+  const g = columnsFor(Math.max(16, c.kinds.length * 2));
+  g.kinds.set(c.kinds);
+  g.rowLines.set(c.rowLines);
+  g.piasters.set(c.piasters);
+  g.fingerprints.set(c.fingerprints);
+  g.itemEnds.set(c.itemEnds);
+  return g;
+}
+
+/** Accumulates rows into a `ChunkPart`; `withCells` keeps the valid rows' cells (`validCells`). */
 function createPartBuilder(capacity: number, withCells: boolean) {
-  let kinds = new Uint8Array(capacity);
-  let rowLines = new Int32Array(capacity);
-  let piasters = new BigInt64Array(capacity);
-  let fingerprints = new Uint32Array(capacity * FP_WORDS);
+  let c = columnsFor(capacity);
   let itemBytes = Buffer.allocUnsafe(Math.max(1024, capacity * 192));
-  let itemEnds = new Uint32Array(capacity);
   let itemLength = 0;
   const references: string[] = [];
   const invalid: InvalidCells[] = [];
   const validCells: (readonly string[])[] = [];
   let rows = 0;
   let valid = 0;
-  const ensure = () => {
-    if (rows < kinds.length) return;
-    const grow = <T extends Uint8Array | Int32Array | BigInt64Array | Uint32Array>(a: T, n: number): T => {
-      const b = new (a.constructor as new (n: number) => T)(n);
-      b.set(a as never);
-      return b;
-    };
-    const n = Math.max(16, kinds.length * 2);
-    kinds = grow(kinds, n);
-    rowLines = grow(rowLines, n);
-    piasters = grow(piasters, n);
-    fingerprints = grow(fingerprints, n * FP_WORDS);
-    itemEnds = grow(itemEnds, n);
+  const addRow = (kind: number, line: number) => {
+    if (rows >= c.kinds.length) c = grownColumns(c);
+    c.kinds[rows] = kind;
+    c.rowLines[rows++] = line;
   };
   return {
     get rows() {
       return rows;
     },
     addInvalid(line: number, cells: readonly string[], issues: readonly RowIssue[]) {
-      ensure();
-      kinds[rows] = ROW_INVALID;
-      rowLines[rows++] = line;
+      addRow(ROW_INVALID, line);
       invalid.push({ cells, issues });
     },
-    addValid(
-      kind: number,
-      line: number,
-      amount: bigint,
-      item: string,
-      reference: string,
-      cells: readonly string[],
-    ): Uint32Array {
-      ensure();
-      kinds[rows] = kind;
-      rowLines[rows++] = line;
-      piasters[valid] = amount;
+    /** Adds a valid row; returns the fingerprints, to be written at `fingerprintAt(valid - 1, …)`. */
+    addValid(kind: number, line: number, amount: bigint, item: string, reference: string, cells: readonly string[]) {
+      addRow(kind, line);
+      c.piasters[valid] = amount;
       if (itemLength + 3 * item.length > itemBytes.length) {
         const bigger = Buffer.allocUnsafe(2 * (itemLength + 3 * item.length));
         itemBytes.copy(bigger, 0, 0, itemLength);
         itemBytes = bigger;
       }
       itemLength += itemBytes.write(item, itemLength, 'utf8');
-      itemEnds[valid] = itemLength;
+      c.itemEnds[valid] = itemLength;
       references.push(reference);
       if (withCells) validCells.push(cells);
       valid++;
-      return fingerprints;
+      return c.fingerprints;
     },
     get valid() {
       return valid;
@@ -256,12 +323,12 @@ function createPartBuilder(capacity: number, withCells: boolean) {
         index,
         last,
         lines,
-        kinds: kinds.slice(0, rows),
-        rowLines: rowLines.slice(0, rows),
-        piasters: piasters.slice(0, valid),
-        fingerprints: fingerprints.slice(0, valid * FP_WORDS),
+        kinds: c.kinds.slice(0, rows),
+        rowLines: c.rowLines.slice(0, rows),
+        piasters: c.piasters.slice(0, valid),
+        fingerprints: c.fingerprints.slice(0, valid * FP_WORDS),
         itemBytes: new Uint8Array(itemBytes.subarray(0, itemLength)),
-        itemEnds: itemEnds.slice(0, valid),
+        itemEnds: c.itemEnds.slice(0, valid),
         references: references.join('\n'),
         invalid,
         ...(withCells ? { validCells: JSON.stringify(validCells) } : {}),
@@ -269,6 +336,8 @@ function createPartBuilder(capacity: number, withCells: boolean) {
     },
   };
 }
+
+type PartBuilder = ReturnType<typeof createPartBuilder>;
 
 /** The empty part of a task that failed. */
 function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>): ChunkPart {
@@ -290,16 +359,33 @@ function failedPart(index: number, extra: Pick<ChunkPart, 'fallback' | 'error'>)
 
 /**
  * Makes the checker of one file: `run(task, send)` checks a task and hands each part to `send`
- * (a bytes task sends one part; a stream task one part per 8,192 rows or 2 million characters). Never throws for the
- * file's problems: they come back in the part (`fallback` or `error`).
+ * (a bytes task sends one part; a stream task one part per 8,192 rows or 2 million characters).
+ * Never throws for the file's problems: they come back in the part (`fallback` or `error`).
  */
 export function createChunkChecker(settings: ChunkSettings) {
+  const add = recordAdder(settings);
+  return {
+    async run(task: ChunkTask, send: (part: ChunkPart) => void | Promise<void>): Promise<void> {
+      if (task.kind === 'bytes') await send(checkBytes(task, settings, add));
+      else await checkStream(task, settings, add, send);
+    },
+  };
+}
+
+/** Adds one record (its cells, its line counted from the task's first line) to a part. */
+type AddRecord = (part: PartBuilder, cells: readonly string[], relLine: number) => void;
+
+/**
+ * The `AddRecord` of a file: checks the record by the row rules alone and adds it to the part, as
+ * an invalid row with its issues, or as a valid row with its amount in piasters, its item JSON, its
+ * reference and its fingerprints (see `ChunkPart`).
+ */
+function recordAdder(settings: ChunkSettings): AddRecord {
   const validate = createRowValidator(settings.header, settings.rules, {
     checkReferences: false,
     delimiter: settings.read.delimiter ?? ',',
   });
-
-  const addRecord = (part: ReturnType<typeof createPartBuilder>, cells: readonly string[], relLine: number) => {
+  return (part, cells, relLine) => {
     const outcome = validate(cells, relLine);
     if (!outcome.ok) {
       part.addInvalid(relLine, cells, outcome.issues);
@@ -316,71 +402,74 @@ export function createChunkChecker(settings: ChunkSettings) {
       item.reference,
       cells,
     );
-    const at = (part.valid - 1) * FP_WORDS;
-    if (item.reference !== '') fingerprintInto(item.reference, fp, at);
-    if (wallet) fingerprintKeyInto('m', item.wallet.mobile_number, fields.amount, fp, at + 2);
-    else fingerprintKeyInto('a', item.bank.number, fields.amount, fp, at + 2);
-    fingerprintKeyInto('h', fields.holder_name.toLowerCase(), fields.amount, fp, at + 4);
-    if (wallet) fingerprintInto(item.wallet.mobile_number, fp, at + 6);
+    const at = fingerprintAt(part.valid - 1, 0);
+    if (item.reference !== '') fingerprintInto(item.reference, fp, at + FP_REFERENCE);
+    if (wallet) fingerprintKeyInto('m', item.wallet.mobile_number, fields.amount, fp, at + FP_DESTINATION);
+    else fingerprintKeyInto('a', item.bank.number, fields.amount, fp, at + FP_DESTINATION);
+    fingerprintKeyInto('h', fields.holder_name.toLowerCase(), fields.amount, fp, at + FP_HOLDER);
+    if (wallet) fingerprintInto(item.wallet.mobile_number, fp, at + FP_WALLET);
   };
+}
 
-  const runBytes = async (task: Extract<ChunkTask, { kind: 'bytes' }>): Promise<ChunkPart> => {
-    const bytes = task.bytes;
-    if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes))
-      return failedPart(task.index, { fallback: true });
-    const part = createPartBuilder(Math.max(16, bytes.length >> 7), false);
-    const lines = eachRowOfPiece(bytes, task.first, settings, (line, cells) => addRecord(part, cells, line));
-    if (lines === undefined) return failedPart(task.index, { fallback: true });
-    return part.finish(task.index, true, lines);
-  };
+/**
+ * A bytes task → its one part, or a `fallback` part when the piece is not valid UTF-8, holds a NUL
+ * byte or a line over the limit, or does not parse as cut.
+ */
+function checkBytes(task: Extract<ChunkTask, { kind: 'bytes' }>, settings: ChunkSettings, add: AddRecord): ChunkPart {
+  const bytes = task.bytes;
+  if (!isUtf8(bytes) || bytes.indexOf(0) !== -1 || hasLineOver(bytes, settings.maxLineBytes))
+    return failedPart(task.index, { fallback: true });
+  const part = createPartBuilder(Math.max(16, bytes.length >> 7), false);
+  const lines = eachRowOfPiece(bytes, task.first, settings, (line, cells) => add(part, cells, line));
+  if (lines === undefined) return failedPart(task.index, { fallback: true });
+  return part.finish(task.index, true, lines);
+}
 
-  const runStream = async (
-    task: Extract<ChunkTask, { kind: 'stream' }>,
-    send: (part: ChunkPart) => void | Promise<void>,
-  ): Promise<void> => {
-    let part = createPartBuilder(STREAM_PART_ROWS, true);
-    // Characters of the cells the part keeps: a part also ends at 2 million, so rows of long
-    // values (a garbage file) never make a thread hold more than a few megabytes.
-    let chars = 0;
-    let skipHeader = task.first;
-    try {
-      const from = task.start === 0 && task.first ? undefined : { start: task.start, line: task.line };
-      // Row counts are kept by the reader, in file order; the limit here only stops runaway files.
-      for await (const record of readRecords(
-        settings.path,
-        { ...settings.read, maxRows: Number.MAX_SAFE_INTEGER },
-        from,
-      )) {
-        if (skipHeader) {
-          skipHeader = false;
-          continue;
-        }
-        addRecord(part, record.cells, record.line - task.line);
-        for (const cell of record.cells) chars += cell.length;
-        if (part.rows >= STREAM_PART_ROWS || chars >= STREAM_PART_CHARS) {
-          await send(part.finish(task.index, false, 0));
-          part = createPartBuilder(STREAM_PART_ROWS, true);
-          chars = 0;
-        }
+/**
+ * A stream task → its parts, handed to `send` one at a time (waiting on it) as they fill, the last
+ * marked `last`. A file error ends the stream: the rows read so far, then an `error` part.
+ */
+async function checkStream(
+  task: Extract<ChunkTask, { kind: 'stream' }>,
+  settings: ChunkSettings,
+  add: AddRecord,
+  send: (part: ChunkPart) => void | Promise<void>,
+): Promise<void> {
+  let part = createPartBuilder(STREAM_PART_ROWS, true);
+  // Characters of the cells the part keeps: a part also ends at 2 million, so rows of long
+  // values (a garbage file) never make a thread hold more than a few megabytes.
+  let chars = 0;
+  let skipHeader = task.first;
+  try {
+    const from = task.start === 0 && task.first ? undefined : { start: task.start, line: task.line };
+    // Row counts are kept by the reader, in file order; the limit here only stops runaway files.
+    for await (const record of readRecords(
+      settings.path,
+      { ...settings.read, maxRows: Number.MAX_SAFE_INTEGER },
+      from,
+    )) {
+      if (skipHeader) {
+        skipHeader = false;
+        continue;
       }
-    } catch (err) {
-      await send(part.finish(task.index, false, 0));
-      const e =
-        err instanceof CashoutError
-          ? err
-          : new CashoutError('file_unreadable', `cannot read ${settings.path}: ${(err as Error).message}`, {
-              path: settings.path,
-            });
-      await send(failedPart(task.index, { error: { code: e.code, message: e.message, context: e.context } }));
-      return;
+      add(part, record.cells, record.line - task.line);
+      for (const cell of record.cells) chars += cell.length;
+      if (part.rows >= STREAM_PART_ROWS || chars >= STREAM_PART_CHARS) {
+        await send(part.finish(task.index, false, 0));
+        part = createPartBuilder(STREAM_PART_ROWS, true);
+        chars = 0;
+      }
     }
-    await send(part.finish(task.index, true, 0));
-  };
-
-  return {
-    async run(task: ChunkTask, send: (part: ChunkPart) => void | Promise<void>): Promise<void> {
-      if (task.kind === 'bytes') await send(await runBytes(task));
-      else await runStream(task, send);
-    },
-  };
+  } catch (err) {
+    await send(part.finish(task.index, false, 0));
+    const e =
+      err instanceof CashoutError
+        ? err
+        : new CashoutError('file_unreadable', `cannot read ${settings.path}: ${(err as Error).message}`, {
+            path: settings.path,
+          });
+    await send(failedPart(task.index, { error: { code: e.code, message: e.message, context: e.context } }));
+    return;
+  }
+  await send(part.finish(task.index, true, 0));
 }

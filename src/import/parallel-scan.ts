@@ -5,12 +5,16 @@
  * order, with each row's file line, after the checks that need the whole file so far: a
  * reference used twice (interface doc: a payer's reference names one payment) and the row limit
  * (CASHOUT_MAX_ROWS). Memory stays flat: a few pieces are in flight at a time, and references are
- * remembered as 12-byte fingerprints (`../batch/fingerprint-table.ts`).
+ * remembered as 12-byte fingerprints (`./fingerprint-table.ts`).
  *
  * Files in another encoding than UTF-8, and any piece that does not parse as cut, are read on
  * from there as one stream by one thread, which names the line of any defect exactly as the
  * single-threaded reader did. With `threads: 0` (small files, tests) the same checks run in this
  * thread.
+ *
+ * In reading order: `openScan` (file and header checked, the plan of the scan settled once),
+ * `scanParts` (the checks across the file), `partsInOrder` (pieces cut and their parts taken in
+ * file order), `openPieceWindow` (the pieces in flight).
  */
 import { existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -18,29 +22,25 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import pLimit from 'p-limit';
 import { CashoutError, type ErrorCode } from '../errors.js';
 import { PACKAGE_ROOT } from '../paths.js';
 import { createFingerprintTable, type FingerprintTable } from './fingerprint-table.js';
 import {
   createChunkChecker,
   eachRowOfPiece,
-  FP_WORDS,
+  fingerprintAt,
+  FP_REFERENCE,
+  partRows,
   ROW_INVALID,
   type ChunkPart,
   type ChunkSettings,
   type ChunkTask,
+  type InvalidCells,
 } from './check-chunk.js';
 import { indexHeader, type HeaderIndex } from './columns.js';
 import { fingerprintInto } from './fingerprint.js';
-import {
-  READ_DEFAULTS,
-  maxLineBytesFor,
-  readRecords,
-  recordLimitOf,
-  sniffFile,
-  type CsvRecord,
-  type ReadOptions,
-} from './read-rows.js';
+import { openCsv, type ReadOptions } from './read-rows.js';
 import type { RowIssue } from './row-issues.js';
 import type { RowRules } from './validate-row.js';
 import { splitChunks } from './split-chunks.js';
@@ -169,219 +169,333 @@ function threadRunner(script: URL, count: number, settings: ChunkSettings, onErr
   };
 }
 
-/** Reads the header record (the first record that is not blank). */
-async function readHeader(path: string, read: ReadOptions): Promise<CsvRecord> {
-  for await (const record of readRecords(path, read)) return record;
-  throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
+/** How the parts of one file are read, settled once when its scan opens. */
+interface ScanPlan {
+  readonly settings: ChunkSettings;
+  /** A UTF-8 file is cut into pieces; a file in another encoding is read as one stream. */
+  readonly utf8: boolean;
+  /** Most data rows accepted (CASHOUT_MAX_ROWS). */
+  readonly maxRows: number;
+  /** Import threads; 0 = check in this thread. */
+  readonly threads: number;
 }
 
 /**
- * Opens a scan of `path`: checks the file (`sniffFile`) and its header (`indexHeader`), which
- * throw `CashoutError` before any row is read, then returns the header and the parts. Iterating
- * the parts throws `CashoutError` for file-level problems met later (`csv_malformed`,
- * `file_encoding`, `file_binary`, `too_many_rows`, …, with their line); the threads stop when the
- * iteration ends, also early.
+ * Opens a scan of `path`: checks the file and reads its header (`openCsv`), then checks the header
+ * (`indexHeader`), which throw `CashoutError` before any row is read, and returns the header and
+ * the parts. Iterating the parts throws `CashoutError` for file-level problems met later
+ * (`csv_malformed`, `file_encoding`, `file_binary`, `too_many_rows`, …, with their line); the
+ * threads start with the iteration and stop when it ends, also early.
  */
 export async function openScan(path: string, rules: RowRules, options: ScanOptions = {}): Promise<Scan> {
   const read: ReadOptions = { maxFieldLength: rules.maxFieldLength, ...options };
-  const encoding = await sniffFile(path, read);
-  const headerRecord = await readHeader(path, read);
-  const index = indexHeader(headerRecord.cells);
-  const maxRecordBytes = recordLimitOf(read);
-  const settings: ChunkSettings = {
-    path,
-    header: index,
-    rules,
-    read,
-    maxRecordBytes,
-    maxLineBytes: maxLineBytesFor(maxRecordBytes),
-  };
+  const csv = await openCsv(path, read);
+  const index = indexHeader(csv.header.cells);
   const { size } = await stat(path);
+  const { maxRecordBytes, maxLineBytes, maxRows } = csv.limits;
+  const plan: ScanPlan = {
+    settings: { path, header: index, rules, read, maxRecordBytes, maxLineBytes },
+    utf8: csv.encoding?.kind === 'utf-8',
+    maxRows,
+    threads: Math.max(0, Math.min(16, options.threads ?? defaultThreads(size))),
+  };
   let estimate = Math.ceil(size / 100);
   const onFirstPiece = (rows: number, bytes: number) => {
     if (bytes > 0) estimate = Math.ceil((size / bytes) * rows * 1.05) + 16;
   };
   const firstLineOfReference = createFingerprintTable(true, () => estimate);
   return {
-    header: headerRecord.cells,
+    header: csv.header.cells,
     index,
-    headerLine: headerRecord.line,
-    parts: scanParts(path, size, settings, options, encoding?.kind === 'utf-8', onFirstPiece, firstLineOfReference),
+    headerLine: csv.header.line,
+    parts: scanParts(plan, firstLineOfReference, onFirstPiece),
     estimatedRows: () => estimate,
     tableBytes: () => firstLineOfReference.bytes,
   };
 }
 
+/**
+ * The parts of the file in file order, checked across the file: the row limit (`too_many_rows`,
+ * thrown with the line of the first row over it) and references used twice (`firstLineOfReference`
+ * maps each reference's fingerprint to the file line that first used it). `onFirstPiece` is told
+ * the rows and bytes of the first part (for the estimate of the file's rows).
+ */
 async function* scanParts(
-  path: string,
-  size: number,
-  settings: ChunkSettings,
-  options: ScanOptions,
-  utf8: boolean,
-  onFirstPiece: (rows: number, bytes: number) => void,
+  plan: ScanPlan,
   firstLineOfReference: FingerprintTable,
+  onFirstPiece: (rows: number, bytes: number) => void,
 ): AsyncGenerator<ScannedPart> {
-  const maxRows = settings.read.maxRows ?? READ_DEFAULTS.maxRows;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-  const signal = () => {
-    wake?.();
-    wake = undefined;
-  };
-  const onError = (err: unknown) => {
-    failure ??= err;
-    signal();
-  };
-  const threads = Math.max(0, Math.min(16, options.threads ?? defaultThreads(size)));
-  const script = threads > 0 ? threadScript() : undefined;
-  const runner = script ? threadRunner(script, threads, settings, onError) : inlineRunner(settings, onError);
-  const inFlight = Math.max(2, 3 * threads);
-
-  interface TaskState {
-    task: ChunkTask;
-    parts: ChunkPart[];
-    done: boolean;
-    start: number;
-    /** Bytes of a piece (the piece itself went to its thread). */
-    length: number;
-  }
-  const tasks = new Map<number, TaskState>();
-  const dispatch = (task: ChunkTask, start: number, length = 0) => {
-    const state: TaskState = { task, parts: [], done: false, start, length };
-    tasks.set(task.index, state);
-    runner.run(task, (part) => {
-      if (tasks.get(task.index) !== state) return;
-      state.parts.push(part);
-      if (part.last) state.done = true;
-      signal();
-    });
-  };
-
-  const cuts = utf8 ? splitChunks(path, CHUNK_BYTES, CHUNK_BYTES + settings.maxLineBytes) : undefined;
-  let cutting = cuts !== undefined;
-  let nextIndex = 0;
-  let nextOut = 0;
-  let baseLine = 1;
   let rowsSoFar = 0;
-  const scratch = new Uint32Array(2);
-  const referenceColumn = settings.header.reference;
-
-  if (!cuts) {
-    dispatch({ kind: 'stream', index: 0, start: 0, line: 1, first: true }, 0);
-    nextIndex = 1;
+  for await (const { piece, part, baseLine } of partsInOrder(plan)) {
+    const rows = part.kinds.length;
+    checkRowLimit(plan, rowsSoFar, part, baseLine);
+    if (rowsSoFar === 0) onFirstPiece(rows, piece.length);
+    rowsSoFar += rows;
+    const references = checkReferences(part, baseLine, plan.settings.header.reference, firstLineOfReference);
+    yield { part, baseLine, ...references, cellsOfValid: validCellsReader(plan.settings, piece, part) };
   }
+}
+
+/** Throws `too_many_rows` when the rows of `part` take the file past `plan.maxRows` (`rowsSoFar` before it). */
+function checkRowLimit(plan: ScanPlan, rowsSoFar: number, part: ChunkPart, baseLine: number): void {
+  const { maxRows, settings } = plan;
+  if (rowsSoFar + part.kinds.length <= maxRows) return;
+  const line = baseLine + part.rowLines[maxRows - rowsSoFar]!;
+  throw new CashoutError(
+    'too_many_rows',
+    `${settings.path} has more than ${maxRows} payout rows (line ${line} is row ${maxRows + 1}), the most accepted in one file (CASHOUT_MAX_ROWS); split it into smaller files`,
+    { path: settings.path, line, maxRows },
+  );
+}
+
+/**
+ * The references of a part, checked against the file so far: each valid row's reference ('' when
+ * blank) and the earlier file line with the same reference (0 when none), and each invalid row's
+ * issues, with `reference_duplicate` added when its reference was used before. Every reference
+ * not blank is added to `firstLineOfReference` with its line. `referenceColumn` is -1 when the
+ * file has no reference column.
+ */
+function checkReferences(
+  part: ChunkPart,
+  baseLine: number,
+  referenceColumn: number,
+  firstLineOfReference: FingerprintTable,
+): Pick<ScannedPart, 'references' | 'earlierReference' | 'invalidIssues'> {
+  const valid = part.piasters.length;
+  const references = valid === 0 ? [] : part.references.split('\n');
+  const earlierReference = new Int32Array(valid);
+  const invalidIssues: (readonly RowIssue[])[] = [];
+  const fp = part.fingerprints;
+  const scratch = new Uint32Array(2);
+  for (const row of partRows(part, baseLine)) {
+    if (row.kind === ROW_INVALID) {
+      const inv = part.invalid[row.invalid]!;
+      invalidIssues.push(invalidRowIssues(inv, row.line, referenceColumn, firstLineOfReference, scratch));
+    } else if (references[row.valid] !== '') {
+      const at = fingerprintAt(row.valid, FP_REFERENCE);
+      earlierReference[row.valid] = firstLineOfReference.getOrAdd(fp[at]!, fp[at + 1]!, row.line);
+    }
+  }
+  return { references, earlierReference, invalidIssues };
+}
+
+/**
+ * An invalid row's issues, with `reference_duplicate` added when its reference (trimmed) was used
+ * before; a reference not blank is added to `firstLineOfReference` (`scratch`: two words to work in).
+ */
+function invalidRowIssues(
+  row: InvalidCells,
+  line: number,
+  referenceColumn: number,
+  firstLineOfReference: FingerprintTable,
+  scratch: Uint32Array,
+): readonly RowIssue[] {
+  const reference = referenceColumn < 0 ? '' : (row.cells[referenceColumn] ?? '').trim();
+  if (reference === '') return row.issues;
+  fingerprintInto(reference, scratch, 0);
+  const first = firstLineOfReference.getOrAdd(scratch[0]!, scratch[1]!, line);
+  if (first === 0) return row.issues;
+  return [
+    ...row.issues,
+    { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } },
+  ];
+}
+
+/**
+ * The cells of the j-th valid row of `part` as read, for a row a file-wide check refuses (rare):
+ * from the part when it kept them (stream tasks), else from the piece read and parsed again.
+ */
+function validCellsReader(
+  settings: ChunkSettings,
+  piece: Piece,
+  part: ChunkPart,
+): (j: number) => Promise<readonly string[]> {
+  let cells: Promise<(readonly string[])[]> | undefined;
+  const read = async (): Promise<(readonly string[])[]> => {
+    if (part.validCells !== undefined) return JSON.parse(part.validCells) as string[][];
+    const bytes = Buffer.alloc(piece.length);
+    const handle = await open(settings.path, 'r');
+    try {
+      await handle.read(bytes, 0, piece.length, piece.start);
+    } finally {
+      await handle.close();
+    }
+    const out: (readonly string[])[] = [];
+    let i = 0;
+    eachRowOfPiece(bytes, piece.task.first, settings, (_line, rowCells) => {
+      if (part.kinds[i++] !== ROW_INVALID) out.push(rowCells);
+    });
+    return out;
+  };
+  return async (j) => (await (cells ??= read()))[j] ?? [];
+}
+
+/**
+ * The checked parts of the file in file order, each with its piece and the file line of its line
+ * 0. A UTF-8 file is cut into pieces (`splitChunks`) as the window of pieces in flight has room;
+ * a file in another encoding, and the file from a piece that did not parse as cut on, is read as
+ * one stream. A piece keeps its place in the window until its last part was used (the caller asks
+ * for the next part). Throws the `CashoutError` a stream meets (with its line) and a thread's
+ * failure; the threads stop when the iteration ends, also early.
+ */
+async function* partsInOrder(plan: ScanPlan): AsyncGenerator<{ piece: Piece; part: ChunkPart; baseLine: number }> {
+  const window = openPieceWindow(plan);
+  const { path, maxLineBytes } = plan.settings;
+  let cuts = plan.utf8 ? splitChunks(path, CHUNK_BYTES, CHUNK_BYTES + maxLineBytes) : undefined;
+  let index = 0;
+  let baseLine = 1;
+  if (!cuts) window.start({ kind: 'stream', index: index++, start: 0, line: 1, first: true }, 0, 0);
   try {
     for (;;) {
-      while (cutting && nextIndex - nextOut < inFlight) {
-        const next = await cuts!.next();
+      while (cuts && !window.full) {
+        const next = await cuts.next();
         if (next.done) {
-          cutting = false;
+          cuts = undefined;
           break;
         }
-        dispatch(
-          { kind: 'bytes', index: nextIndex, bytes: next.value.bytes, first: nextIndex === 0 },
-          next.value.start,
-          next.value.bytes.length,
-        );
-        nextIndex++;
+        const { bytes, start } = next.value;
+        window.start({ kind: 'bytes', index, bytes, first: index === 0 }, start, bytes.length);
+        index++;
       }
-      if (failure) throw failure;
-      if (nextOut >= nextIndex && !cutting) return;
-      const state = tasks.get(nextOut)!;
-      if (state.parts.length === 0) {
-        if (state.done) {
-          tasks.delete(nextOut++);
-          continue;
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-        continue;
-      }
-      const part = state.parts.shift()!;
-      runner.ack(state.task);
+      const taken = await window.next();
+      if (!taken) return;
+      const { piece, part } = taken;
       if (part.fallback) {
         // The piece did not parse as cut: read the file on from it in one stream.
-        if (cutting) await cuts!.return(undefined);
-        cutting = false;
-        for (const i of [...tasks.keys()]) if (i > nextOut) tasks.delete(i);
-        nextIndex = nextOut + 1;
-        dispatch(
-          { kind: 'stream', index: nextOut, start: state.start, line: baseLine, first: nextOut === 0 },
-          state.start,
-        );
+        await cuts?.return(undefined);
+        cuts = undefined;
+        piece.release();
+        window.dropAll();
+        const { index: at, first } = piece.task;
+        window.start({ kind: 'stream', index: at, start: piece.start, line: baseLine, first }, piece.start, 0);
         continue;
       }
       if (part.error) throw new CashoutError(part.error.code as ErrorCode, part.error.message, part.error.context);
-
-      const rows = part.kinds.length;
-      if (rowsSoFar + rows > maxRows) {
-        const over = maxRows - rowsSoFar;
-        const line = baseLine + part.rowLines[over]!;
-        throw new CashoutError(
-          'too_many_rows',
-          `${path} has more than ${maxRows} payout rows (line ${line} is row ${maxRows + 1}), the most accepted in one file (CASHOUT_MAX_ROWS); split it into smaller files`,
-          { path, line, maxRows },
-        );
-      }
-      if (rowsSoFar === 0) onFirstPiece(rows, state.length);
-      rowsSoFar += rows;
-      const valid = part.piasters.length;
-      const references = valid === 0 ? [] : part.references.split('\n');
-      const earlierReference = new Int32Array(valid);
-      const invalidIssues: (readonly RowIssue[])[] = [];
-      let j = 0;
-      let k = 0;
-      for (let i = 0; i < rows; i++) {
-        const line = baseLine + part.rowLines[i]!;
-        if (part.kinds[i] === ROW_INVALID) {
-          const inv = part.invalid[k++]!;
-          const reference = referenceColumn < 0 ? '' : (inv.cells[referenceColumn] ?? '').trim();
-          let issues = inv.issues;
-          if (reference !== '') {
-            fingerprintInto(reference, scratch, 0);
-            const first = firstLineOfReference.getOrAdd(scratch[0]!, scratch[1]!, line);
-            if (first !== 0)
-              issues = [
-                ...issues,
-                { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: first } },
-              ];
-          }
-          invalidIssues.push(issues);
-          continue;
-        }
-        if (references[j] !== '') {
-          const at = j * FP_WORDS;
-          earlierReference[j] = firstLineOfReference.getOrAdd(part.fingerprints[at]!, part.fingerprints[at + 1]!, line);
-        }
-        j++;
-      }
-      let cellsCache: Promise<(readonly string[])[]> | undefined;
-      const validCellsOf = async (): Promise<(readonly string[])[]> => {
-        if (part.validCells !== undefined) return JSON.parse(part.validCells) as string[][];
-        // Rare (a row refused by a file-wide check): the piece is read and parsed again.
-        const bytes = Buffer.alloc(state.length);
-        const handle = await open(path, 'r');
-        try {
-          await handle.read(bytes, 0, state.length, state.start);
-        } finally {
-          await handle.close();
-        }
-        const out: (readonly string[])[] = [];
-        let i = 0;
-        eachRowOfPiece(bytes, state.task.first, settings, (_line, cells) => {
-          if (part.kinds[i++] !== ROW_INVALID) out.push(cells);
-        });
-        return out;
-      };
-      const cellsOfValid = async (n: number): Promise<readonly string[]> =>
-        (await (cellsCache ??= validCellsOf()))[n] ?? [];
-      yield { part, baseLine, references, earlierReference, invalidIssues, cellsOfValid };
-      if (part.last) {
-        baseLine += part.lines;
-        tasks.delete(nextOut++);
-      }
+      yield { piece, part, baseLine };
+      if (!part.last) continue;
+      baseLine += part.lines;
+      piece.release();
     }
   } finally {
-    if (cutting) await cuts!.return(undefined);
-    await runner.close();
+    await cuts?.return(undefined);
+    await window.close();
   }
+}
+
+/** A piece handed to the import threads, and its parts as they come back. */
+interface Piece {
+  readonly task: ChunkTask;
+  /** Byte offset of the piece in the file. */
+  readonly start: number;
+  /** Bytes of the piece (its bytes went to a thread with the task); 0 for a stream. */
+  readonly length: number;
+  /** Parts come back and not yet taken, in order. */
+  readonly parts: ChunkPart[];
+  /** Left out (the file is read on as one stream): parts still coming back are ignored. */
+  dropped: boolean;
+  /** Frees the piece's place in the window. */
+  readonly release: () => void;
+}
+
+/** The pieces in flight of one scan, their parts taken in file order (`openPieceWindow`). */
+interface PieceWindow {
+  /** True while a piece waits for a place: cut no more until it has one. */
+  readonly full: boolean;
+  /** Hands a task to the runner once it has a place (`start`, `length`: where the piece lies in the file, bytes). */
+  start(task: ChunkTask, start: number, length: number): void;
+  /**
+   * The next part in file order, with its piece, once it came back; undefined when no piece is in
+   * flight. Throws the first failure of a thread. The caller releases a piece whose last part it took.
+   */
+  next(): Promise<{ piece: Piece; part: ChunkPart } | undefined>;
+  /** Leaves out every piece in flight (their places freed, their parts ignored). */
+  dropAll(): void;
+  /** Stops the threads. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the window of pieces in flight of a scan: at most `max(2, 3 × threads)` at once
+ * (p-limit). A piece started while they are that many waits for a place, and the window is then
+ * `full`. A piece holds its place from the moment it goes to the runner until it is released, so
+ * the rows held, checked but not yet used, stay bounded.
+ */
+function openPieceWindow(plan: ScanPlan): PieceWindow {
+  const limit = pLimit(Math.max(2, 3 * plan.threads));
+  const pieces: Piece[] = [];
+  const arrival = createWake();
+  let failure: unknown;
+  const onError = (err: unknown) => {
+    failure ??= err;
+    arrival.signal();
+  };
+  const runner = startRunner(plan, onError);
+  const onPart = (piece: Piece) => (part: ChunkPart) => {
+    if (piece.dropped) return;
+    piece.parts.push(part);
+    arrival.signal();
+  };
+  return {
+    get full() {
+      return limit.pendingCount > 0;
+    },
+    start(task, start, length) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const piece: Piece = { task, start, length, parts: [], dropped: false, release };
+      pieces.push(piece);
+      void limit(() => {
+        try {
+          if (!piece.dropped) runner.run(task, onPart(piece));
+        } catch (err) {
+          onError(err);
+        }
+        return released;
+      });
+    },
+    async next() {
+      for (;;) {
+        if (failure) throw failure;
+        const piece = pieces[0];
+        if (!piece) return undefined;
+        const part = piece.parts.shift();
+        if (!part) {
+          await arrival.wait();
+          continue;
+        }
+        runner.ack(piece.task);
+        if (part.last) pieces.shift();
+        return { piece, part };
+      }
+    },
+    dropAll() {
+      limit.clearQueue();
+      for (const piece of pieces.splice(0)) {
+        piece.dropped = true;
+        piece.release();
+      }
+    },
+    async close() {
+      limit.clearQueue();
+      await runner.close();
+    },
+  };
+}
+
+/** One waiter, woken by `signal` (a signal with no waiter is not kept: look before waiting). */
+function createWake(): { wait(): Promise<void>; signal(): void } {
+  let wake: (() => void) | undefined;
+  return {
+    wait: () => new Promise<void>((resolve) => (wake = resolve)),
+    signal() {
+      wake?.();
+      wake = undefined;
+    },
+  };
+}
+
+/** The runner of a scan: import threads when it has any and their script is found, else this thread. */
+function startRunner(plan: ScanPlan, onError: (err: unknown) => void): Runner {
+  const script = plan.threads > 0 ? threadScript() : undefined;
+  return script ? threadRunner(script, plan.threads, plan.settings, onError) : inlineRunner(plan.settings, onError);
 }

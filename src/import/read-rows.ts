@@ -77,40 +77,41 @@ export function readOptionsFrom(
   };
 }
 
-interface Limits {
+/** The limits of a read, each one given (`ReadOptions`) or the default. Sizes in bytes. */
+export interface ReadLimits {
   readonly maxBytes: number;
   readonly maxRows: number;
   readonly maxFieldLength: number;
   readonly maxRecordBytes: number;
+  /** Longest physical line: twice the record limit plus 4 KiB. */
+  readonly maxLineBytes: number;
 }
 
-function limitsOf(options: ReadOptions): Limits {
+/** The limits of a read with `options`, the defaults (`READ_DEFAULTS`) filling in what it leaves out. */
+export function readLimitsOf(options: ReadOptions): ReadLimits {
   const maxFieldLength = options.maxFieldLength ?? READ_DEFAULTS.maxFieldLength;
+  const maxRecordBytes = options.maxRecordBytes ?? maxRecordBytesFor(maxFieldLength);
   return {
     maxBytes: options.maxBytes ?? READ_DEFAULTS.maxBytes,
     maxRows: options.maxRows ?? READ_DEFAULTS.maxRows,
     maxFieldLength,
-    maxRecordBytes: options.maxRecordBytes ?? maxRecordBytesFor(maxFieldLength),
+    maxRecordBytes,
+    maxLineBytes: 2 * maxRecordBytes + 4096,
   };
 }
 
-/** The longest physical line accepted for a record limit: twice it plus 4 KiB. */
-export function maxLineBytesFor(maxRecordBytes: number): number {
-  return 2 * maxRecordBytes + 4096;
-}
-
-function checkerFor(path: string, options: ReadOptions, limits: Limits, from?: ReadFrom): InputChecker {
+function checkerFor(path: string, options: ReadOptions, limits: ReadLimits, from?: ReadFrom): InputChecker {
   return new InputChecker({
     path,
     ...(from ? { continueAt: from } : {}),
     encoding: options.encoding,
     maxBytes: limits.maxBytes,
-    maxLineBytes: maxLineBytesFor(limits.maxRecordBytes),
+    maxLineBytes: limits.maxLineBytes,
     describeLineLimit: () => overLongAdvice(limits),
   });
 }
 
-function overLongAdvice(limits: Limits): string {
+function overLongAdvice(limits: ReadLimits): string {
   return (
     `a payout value is at most ${limits.maxFieldLength} characters (CASHOUT_MAX_FIELD_LENGTH); ` +
     'check that the file is a payout CSV and that every quoted value has its closing quote (")'
@@ -142,7 +143,7 @@ export function isBlank(cells: readonly string[]): boolean {
  * Returns the encoding the file will be read with.
  */
 export async function sniffFile(path: string, options: ReadOptions = {}): Promise<TextEncoding | undefined> {
-  const limits = limitsOf(options);
+  const limits = readLimitsOf(options);
   // Looked at before it is opened: opening a named pipe waits for a writer, and a device or a
   // folder is no payout file either.
   await refuseNonRegular(path);
@@ -222,11 +223,6 @@ export async function hashFile(path: string): Promise<{ sha256: string; bytes: n
   return { sha256: hash.digest('hex'), bytes };
 }
 
-/** Size of a file in bytes. */
-export async function fileSize(path: string): Promise<number> {
-  return (await stat(path)).size;
-}
-
 /** The csv-parse options of a payout file, shared by the streaming and the chunk readers. */
 export function csvOptions(options: Pick<ReadOptions, 'delimiter'>, maxRecordBytes: number): CsvOptions {
   return {
@@ -241,11 +237,6 @@ export function csvOptions(options: Pick<ReadOptions, 'delimiter'>, maxRecordByt
     skip_empty_lines: false,
     max_record_size: maxRecordBytes,
   };
-}
-
-/** The record limit of a read (see `maxRecordBytesFor`). */
-export function recordLimitOf(options: ReadOptions): number {
-  return limitsOf(options).maxRecordBytes;
 }
 
 /** Where `readRecords` starts when it reads on from the middle of a UTF-8 file. */
@@ -268,7 +259,7 @@ export async function* readRecords(
   options: ReadOptions = {},
   from?: ReadFrom,
 ): AsyncGenerator<CsvRecord> {
-  const limits = limitsOf(options);
+  const limits = readLimitsOf(options);
   const checker = checkerFor(path, options, limits, from);
   const parser = parse(csvOptions(options, limits.maxRecordBytes));
   const check = new Transform({
@@ -319,7 +310,27 @@ export async function* readRecords(
     throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
 }
 
-function toCashoutError(cause: unknown, path: string, recordLine: number, limits: Limits): CashoutError {
+/** A payout file checked before its rows are read: its encoding, header record and limits. */
+export interface OpenedCsv {
+  /** The encoding it is read with (`sniffFile`). */
+  readonly encoding: TextEncoding | undefined;
+  /** The header: the first record that is not blank. */
+  readonly header: CsvRecord;
+  readonly limits: ReadLimits;
+}
+
+/**
+ * Checks `path` (`sniffFile`) and reads its header record, so that a reader of its rows starts
+ * from one answer: the file, its header and the limits of `options`. Throws `CashoutError` as
+ * `sniffFile` does, then as `readRecords` does for the header (`file_empty` when it has no record).
+ */
+export async function openCsv(path: string, options: ReadOptions): Promise<OpenedCsv> {
+  const encoding = await sniffFile(path, options);
+  for await (const header of readRecords(path, options)) return { encoding, header, limits: readLimitsOf(options) };
+  throw new CashoutError('file_empty', `${path} has no header row and no payout rows`, { path });
+}
+
+function toCashoutError(cause: unknown, path: string, recordLine: number, limits: ReadLimits): CashoutError {
   if (cause instanceof CashoutError) return cause;
   const csv = cause as CsvError & { lines?: number };
   if (typeof csv?.code === 'string' && (csv.code.startsWith('CSV_') || csv.code === 'INVALID_OPENING_QUOTE')) {

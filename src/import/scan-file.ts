@@ -5,8 +5,8 @@
  * File-level problems throw a `CashoutError` (exit 2); row problems are reported, never thrown.
  */
 import type { HeaderIndex } from './columns.js';
-import { openScan, type ScanOptions } from './parallel-scan.js';
-import { ROW_INVALID, ROW_WALLET } from './check-chunk.js';
+import { openScan, type ScannedPart, type ScanOptions } from './parallel-scan.js';
+import { itemText, partRows, ROW_INVALID, ROW_WALLET, type PartRow } from './check-chunk.js';
 import type { PayoutItem, RowRules } from './validate-row.js';
 import type { RowIssue } from './row-issues.js';
 import type { BankAccountItem, MobileWalletItem } from '../contract/withdrawal-api.js';
@@ -52,50 +52,44 @@ export async function scanFile(
   let validRows = 0;
   let invalidRows = 0;
   for await (const s of scan.parts) {
-    const { part } = s;
-    const itemText = (j: number) =>
-      Buffer.from(
-        part.itemBytes.buffer,
-        part.itemBytes.byteOffset + (j === 0 ? 0 : part.itemEnds[j - 1]!),
-        part.itemEnds[j]! - (j === 0 ? 0 : part.itemEnds[j - 1]!),
-      ).toString('utf8');
-    let j = 0;
-    let k = 0;
-    for (let i = 0; i < part.kinds.length; i++) {
+    for (const row of partRows(s.part, s.baseLine)) {
       rows++;
-      const line = s.baseLine + part.rowLines[i]!;
-      const kind = part.kinds[i];
-      if (kind === ROW_INVALID) {
+      if (row.kind === ROW_INVALID || s.earlierReference[row.valid] !== 0) {
         invalidRows++;
-        await handlers.onInvalid({ line, cells: part.invalid[k]!.cells, issues: s.invalidIssues[k]! });
-        k++;
-        continue;
-      }
-      const reference = s.references[j]!;
-      const earlier = s.earlierReference[j]!;
-      const cells = earlier !== 0 ? await s.cellsOfValid(j) : undefined;
-      const at = j++;
-      if (cells) {
-        invalidRows++;
-        await handlers.onInvalid({
-          line,
-          cells,
-          issues: [
-            { column: 'reference', code: 'reference_duplicate', found: reference, params: { firstLine: earlier } },
-          ],
-        });
+        await handlers.onInvalid(await invalidRowOf(s, row));
         continue;
       }
       validRows++;
-      if (!handlers.onItem) continue;
-      const fields = JSON.parse(itemText(at)) as MobileWalletItem & BankAccountItem;
-      await handlers.onItem(
-        kind === ROW_WALLET
-          ? { line, reference, channel: 'wallet', wallet: fields as MobileWalletItem }
-          : { line, reference, channel: 'bank', bank: fields as BankAccountItem },
-      );
+      if (handlers.onItem) await handlers.onItem(payoutItemOf(s, row));
     }
   }
   if (rows === 0) throw new CashoutError('no_data_rows', `${path} has a header but no payout rows`, { path });
   return { rows, validRows, invalidRows };
+}
+
+/**
+ * A row refused: an invalid row with its cells and issues, or a valid row whose reference an
+ * earlier row of the file used (`reference_duplicate`), with its cells as read.
+ */
+async function invalidRowOf(s: ScannedPart, row: PartRow): Promise<InvalidRow> {
+  const { line } = row;
+  if (row.kind === ROW_INVALID)
+    return { line, cells: s.part.invalid[row.invalid]!.cells, issues: s.invalidIssues[row.invalid]! };
+  const issue: RowIssue = {
+    column: 'reference',
+    code: 'reference_duplicate',
+    found: s.references[row.valid]!,
+    params: { firstLine: s.earlierReference[row.valid]! },
+  };
+  return { line, cells: await s.cellsOfValid(row.valid), issues: [issue] };
+}
+
+/** The payout item of a valid row, from the JSON its import thread made of it. */
+function payoutItemOf(s: ScannedPart, row: PartRow): PayoutItem {
+  const { line } = row;
+  const reference = s.references[row.valid]!;
+  const fields = JSON.parse(itemText(s.part, row.valid)) as MobileWalletItem & BankAccountItem;
+  return row.kind === ROW_WALLET
+    ? { line, reference, channel: 'wallet', wallet: fields as MobileWalletItem }
+    : { line, reference, channel: 'bank', bank: fields as BankAccountItem };
 }

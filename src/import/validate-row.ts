@@ -1,9 +1,8 @@
 /**
- * One CSV record → a payout item or the reasons it is not one. The row schema is a zod schema
- * built once per file; each column rule lives in its own `check-*.ts` (interface doc §2.4.1 for
- * wallet rows, §2.4.2 for bank rows) and reports `RowIssue`s, never throws.
+ * One CSV record → a payout item or the reasons it is not one. The validator is built once per
+ * file; each column rule lives in its own `check-*.ts` (interface doc §2.4.1 for wallet rows,
+ * §2.4.2 for bank rows) and reports `RowIssue`s, never throws.
  */
-import { z } from 'zod';
 import {
   TRANSFER_TYPES,
   type BankAccountItem,
@@ -178,17 +177,6 @@ export function createRowValidator(
   const width = Math.max(...COLUMNS.map((c) => header[c])) + 1;
   const firstLineOfReference = new Map<string, number>();
 
-  // The zod schema of a row: every column a string, then the column rules (`checkCells`). A valid
-  // row is decided by `checkCells` alone (csv-parse gives strings only), so the schema is parsed
-  // only for rows with issues, where it collects them: a million valid rows skip a million parses.
-  const RowSchema = z
-    .object(Object.fromEntries(COLUMNS.map((c) => [c, z.string()])) as Record<ColumnName, z.ZodString>)
-    .superRefine((row, ctx) => {
-      const issues: RowIssue[] = [];
-      checkCells(row, rules, issues);
-      for (const issue of issues)
-        ctx.addIssue({ code: 'custom', path: [issue.column], message: issue.code, params: { issue } });
-    });
   const at = (c: ColumnName) => header[c];
   const iChannel = at('channel');
   const iAmount = at('amount');
@@ -220,15 +208,10 @@ export function createRowValidator(
       description: cell(record, iDescription).trim(),
       reference: cell(record, iReference).trim(),
     };
+    // The column rules write into one scratch array; a row with issues gets its own copy.
     scratch.length = 0;
     checkCells(cells, rules, scratch);
-    let issues: RowIssue[] = [];
-    if (scratch.length > 0) {
-      const parsed = RowSchema.safeParse(cells);
-      issues = parsed.success
-        ? []
-        : parsed.error.issues.map((i) => (i as unknown as { params: { issue: RowIssue } }).params.issue);
-    }
+    const issues: RowIssue[] = scratch.length > 0 ? [...scratch] : [];
     const reference = cells.reference;
     if (checkReferences && reference !== '') {
       const first = firstLineOfReference.get(reference);

@@ -52,7 +52,7 @@ export async function cancelBatch(ledger: Ledger, batchId: string, actor: Actor,
 /**
  * Records a person's finding on an unknown request (`created`: its rows are accepted;
  * `not_created`: it may be retried, once its payees are still free). Throws `usage` without a
- * note, `state_conflict` unless the request is unknown, `request_not_found`.
+ * note, `request_state` unless the request is unknown, `request_not_found`.
  */
 export async function resolveRequest(
   ledger: Ledger,
@@ -68,7 +68,7 @@ export async function resolveRequest(
 /**
  * Queues a request again when the lifecycle allows a retry (pending, not sent, or resolved as not
  * created) and records who asked. The worker's claim then decides again (it refuses a request
- * whose payee another payout holds meanwhile). Throws `state_conflict` (e.g. an unknown request:
+ * whose payee another payout holds meanwhile). Throws `request_state` (e.g. an unknown request:
  * reconcile it first) or `request_not_found`.
  */
 export async function retryRequest(
@@ -82,7 +82,7 @@ export async function retryRequest(
   if (!request) throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
   const t = transition(request.state, 'retry');
   if ('refused' in t) {
-    throw new CashoutError('state_conflict', describeRefusal(t.refused, batchId, seq, request.state), {
+    throw new CashoutError('request_state', describeRefusal(t.refused, batchId, seq, request.state), {
       batchId,
       seq,
       state: request.state,

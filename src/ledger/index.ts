@@ -11,6 +11,7 @@
  * - actions.ts: a person's actions (approve, cancel, resolve, retry), recorded with who and why.
  */
 import type { Redis } from 'ioredis';
+import { CONFIG_DEFAULTS } from '../config.js';
 import type { WithdrawalRequest } from './withdrawal-request.js';
 import type {
   ApprovalEvent,
@@ -23,7 +24,7 @@ import type {
 } from './codec.js';
 import { batchOps, type NewBatch } from './batches.js';
 import { ledgerContext } from './keys.js';
-import { DEFAULT_DUPLICATE_WINDOW_HOURS, type PayeeHolder, type RegisterSettings } from './payout-register.js';
+import type { PayeeHolder, RegisterSettings } from './payout-register.js';
 import { requestOps, type RequestToStage } from './requests.js';
 import { defineLedgerScripts, type LedgerRedis } from './scripts.js';
 
@@ -110,7 +111,7 @@ export interface Ledger {
   /**
    * Records a person's finding on an `unknown` request: `created` makes its rows accepted
    * (reconciled); `not_created` makes it sendable again (a retry of its job then sends it).
-   * Throws `CashoutError('state_conflict')` unless the request is `unknown`.
+   * Throws `CashoutError('request_state')` unless the request is `unknown`.
    */
   resolve(batchId: string, seq: number, finding: 'created' | 'not_created', by: string, note: string): Promise<void>;
   /** Every finding recorded on the batch, oldest first. */
@@ -134,12 +135,13 @@ export interface Ledger {
 
 /**
  * Opens the ledger on a connection. The connection's lifetime stays with the caller. `register`
- * holds the payout register's settings (the duplicate window, 72 hours by default).
+ * holds the payout register's settings (the duplicate window, `CONFIG_DEFAULTS.duplicateWindowHours`
+ * by default).
  */
 export function openLedger(redis: Redis, prefix: string, register: Partial<RegisterSettings> = {}): Ledger {
   defineLedgerScripts(redis);
   const c = ledgerContext(redis as LedgerRedis, prefix, {
-    duplicateWindowHours: register.duplicateWindowHours ?? DEFAULT_DUPLICATE_WINDOW_HOURS,
+    duplicateWindowHours: register.duplicateWindowHours ?? CONFIG_DEFAULTS.duplicateWindowHours,
   });
   return { prefix, ...batchOps(c), ...requestOps(c) };
 }

@@ -81,12 +81,12 @@ export const PAY_AGAIN_HINT = 'to pay it again on purpose, import with --pay-aga
 
 /** Settings of the register. */
 export interface RegisterSettings {
-  /** Hours an accepted payout without reference holds its fingerprint key (CASHOUT_DUPLICATE_WINDOW_HOURS). */
+  /**
+   * Hours an accepted payout without reference holds its fingerprint key
+   * (CASHOUT_DUPLICATE_WINDOW_HOURS; default `CONFIG_DEFAULTS.duplicateWindowHours`, three days).
+   */
   readonly duplicateWindowHours: number;
 }
-
-/** Default of `RegisterSettings.duplicateWindowHours` (see the README: three days). */
-export const DEFAULT_DUPLICATE_WINDOW_HOURS = 72;
 
 /** The ISO time before which an accepted fingerprint holder no longer holds its key. */
 export function windowCutoff(settings: RegisterSettings, now = Date.now()): string {

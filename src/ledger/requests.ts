@@ -50,7 +50,7 @@ export function requestOps(c: LedgerContext) {
       throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
     const t = transition(state, action);
     const code = 'refused' in t ? t.refused : 'not_sending';
-    throw new CashoutError('state_conflict', describeRefusal(code, batchId, seq, state), {
+    throw new CashoutError('request_state', describeRefusal(code, batchId, seq, state), {
       batchId,
       seq,
       state,

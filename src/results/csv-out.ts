@@ -13,6 +13,7 @@ import { rename } from 'node:fs/promises';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import { randomBytes } from 'node:crypto';
+import { CONFIG_DEFAULTS } from '../config.js';
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const PLAIN_NUMBER = /^[+-]?\d[\d .]*$/;
@@ -24,7 +25,10 @@ export function neutraliseCell(value: string): string {
 
 /** How a CSV file is written. */
 export interface CsvOutOptions {
-  /** Start the file with a UTF-8 byte-order mark (the `CASHOUT_CSV_BOM` setting). Default true. */
+  /**
+   * Start the file with a UTF-8 byte-order mark (the `CASHOUT_CSV_BOM` setting). Default
+   * `CONFIG_DEFAULTS.csvBom` (true).
+   */
   readonly bom?: boolean | undefined;
 }
 
@@ -39,11 +43,11 @@ export interface CsvOut {
   close(): Promise<void>;
 }
 
-/** Opens `path` for writing (owner-only) with the given header row; with a byte-order mark unless `bom: false`. */
+/** Opens `path` for writing (owner-only) with the given header row; with a byte-order mark as `options.bom` says. */
 export function openCsvOut(path: string, header: readonly string[], options: CsvOutOptions = {}): CsvOut {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const file = createWriteStream(tmp, { mode: 0o600 });
-  const csv = stringify({ record_delimiter: 'unix', bom: options.bom !== false });
+  const csv = stringify({ record_delimiter: 'unix', bom: options.bom ?? CONFIG_DEFAULTS.csvBom });
   csv.pipe(file);
   /** Settles when the rows written so far have been taken; undefined when nothing waits. */
   let waiting: Promise<void> | undefined;

@@ -188,6 +188,3 @@ export const SANDBOX_ASSUMPTIONS = {
     documentSays: 'not shown',
   },
 } as const satisfies Record<string, SandboxAssumption>;
-
-/** A key of `SANDBOX_ASSUMPTIONS`. */
-export type SandboxAssumptionKey = keyof typeof SANDBOX_ASSUMPTIONS;

@@ -25,14 +25,6 @@ export const FAULT_KINDS = [
 /** One fault kind (see `FaultConfig.rates`). */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-/** Fault kinds answered before the body is validated, creating nothing (an overloaded server). */
-export const NON_CREATING_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
-  'http500',
-  'http503',
-  'http429',
-  'hang',
-]);
-
 /**
  * Fault configuration of the sandbox. Probabilities are per authenticated POST.
  *

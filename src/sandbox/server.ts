@@ -18,6 +18,7 @@ import { WITHDRAWAL_PATH } from '../contract/withdrawal-api.js';
 import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
 import type { BankList } from '../contract/supported-banks.js';
 import { CashoutError, isCashoutError } from '../errors.js';
+import { CONFIG_DEFAULTS, SANDBOX_FAULT_DEFAULTS } from '../config.js';
 import { mulberry32, parseFaultConfig, pickFault, pickLatency } from './faults.js';
 import type { FaultConfig, FaultKind } from './faults.js';
 import { validateWithdrawalBody } from './item-rules.js';
@@ -42,7 +43,10 @@ export interface SandboxOptions {
   banks: BankList;
   /** Fault injection; default none. */
   faults?: FaultConfig;
-  /** Largest accepted request body in bytes; default 1 MiB. Larger bodies get HTTP 413 JSON. */
+  /**
+   * Largest accepted request body in bytes; default `CONFIG_DEFAULTS.sandboxBodyLimitBytes` (1 MiB).
+   * Larger bodies get HTTP 413 JSON.
+   */
   bodyLimitBytes?: number;
   /** fastify `logger` option; default false. */
   logger?: false | object;
@@ -82,8 +86,6 @@ export interface Sandbox {
   /** Stops listening and destroys every open connection, hanging ones included. */
   close(): Promise<void>;
 }
-
-const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** Success text of §2.5 (`status_description` and `message`). */
 const CREATED_TEXT = SANDBOX_ASSUMPTIONS.withdrawalCreatedText.text;
@@ -200,7 +202,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
 
   const app = Fastify({
     logger: (opts.logger ?? false) as FastifyServerOptions['logger'],
-    bodyLimit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
+    bodyLimit: opts.bodyLimitBytes ?? CONFIG_DEFAULTS.sandboxBodyLimitBytes,
     forceCloseConnections: true,
   });
 
@@ -262,7 +264,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       case 'http429':
         return reply
           .code(429)
-          .header('retry-after', String(faults.retryAfterSeconds ?? 1))
+          .header('retry-after', String(faults.retryAfterSeconds ?? SANDBOX_FAULT_DEFAULTS.retryAfterSeconds))
           .send(failure(429, A.tooManyAttempts.text));
       default:
         return undefined;

@@ -1,7 +1,9 @@
 /**
  * The settings of `cashout sandbox`, as its `--help` lists them (README "The sandbox" and
- * `.env.example` describe the same). Kept free of imports so that `--help` answers at once.
+ * `.env.example` describe the same). It imports nothing but the defaults (which import nothing),
+ * so that `--help` answers at once.
  */
+import { CONFIG_DEFAULTS, SANDBOX_FAULT_DEFAULTS } from '../config-defaults.js';
 
 /** One setting of the sandbox: its variable, what it does, and its default. */
 export interface SandboxSetting {
@@ -28,7 +30,11 @@ export const SANDBOX_FAULT_SETTINGS: readonly SandboxSetting[] = [
       'createThenReset (connection dropped), malformed200 and createThen500 create the request, then answer badly',
     dflt: 'none',
   },
-  { name: 'SANDBOX_RETRY_AFTER_SECONDS', meaning: 'Retry-After of the http429 answers, in whole seconds', dflt: '1' },
+  {
+    name: 'SANDBOX_RETRY_AFTER_SECONDS',
+    meaning: 'Retry-After of the http429 answers, in whole seconds',
+    dflt: String(SANDBOX_FAULT_DEFAULTS.retryAfterSeconds),
+  },
   {
     name: 'SANDBOX_SEED',
     meaning: 'seed (0 to 4294967295) of the fault and latency draws, for repeatable runs',
@@ -38,9 +44,17 @@ export const SANDBOX_FAULT_SETTINGS: readonly SandboxSetting[] = [
 
 /** The sandbox's other settings (CASHOUT_SANDBOX_*, in the configuration like every CASHOUT_ key). */
 export const SANDBOX_OTHER_SETTINGS: readonly SandboxSetting[] = [
-  { name: 'CASHOUT_SANDBOX_PORT', meaning: 'port (--port wins; 0 = any free port)', dflt: '4010' },
+  {
+    name: 'CASHOUT_SANDBOX_PORT',
+    meaning: 'port (--port wins; 0 = any free port)',
+    dflt: String(CONFIG_DEFAULTS.sandboxPort),
+  },
   { name: 'CASHOUT_SANDBOX_TOKEN', meaning: 'the bearer token it accepts', dflt: 'random, printed at start' },
-  { name: 'CASHOUT_SANDBOX_BODY_LIMIT_BYTES', meaning: 'largest request body, in bytes', dflt: '1048576' },
+  {
+    name: 'CASHOUT_SANDBOX_BODY_LIMIT_BYTES',
+    meaning: 'largest request body, in bytes',
+    dflt: String(CONFIG_DEFAULTS.sandboxBodyLimitBytes),
+  },
   {
     name: 'CASHOUT_SANDBOX_MERCHANT_CODE',
     meaning: 'merchant code card charge signatures are checked with',

@@ -131,7 +131,7 @@ export function remainderOf(
 
 /** Codes of `submitRequest`'s refusals to send: never tried again by themselves (a person acts). */
 export const SEND_REFUSALS: readonly ErrorCode[] = [
-  'state_conflict',
+  'request_state',
   'request_not_found',
   'batch_state',
   'service_mismatch',
@@ -146,7 +146,7 @@ export function isSendRefusal(err: unknown): err is CashoutError {
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * Submits request `seq` of `batchId`. Throws `CashoutError('state_conflict')` when the ledger does
+ * Submits request `seq` of `batchId`. Throws `CashoutError('request_state')` when the ledger does
  * not allow sending (the request may already have been created, or is final): the caller must not
  * run it again by itself.
  */
@@ -427,7 +427,7 @@ function refusal(
     case 'state': {
       const t = transition(claim.state, 'claim');
       return new CashoutError(
-        'state_conflict',
+        'request_state',
         describeRefusal('refused' in t ? t.refused : 'already_final', batchId, seq, claim.state),
         {
           batchId,

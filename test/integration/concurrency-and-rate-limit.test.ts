@@ -19,11 +19,41 @@ import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipel
 
 const TOKEN = 'concurrency-test-token';
 
-/** What the counting clients saw: POST start times (ms) and the most POSTs open at once. */
+/**
+ * What the counting clients saw: POST start times (ms) and the most POSTs open at once; with a
+ * `gate`, each POST waits at it before going out.
+ */
 interface Traffic {
   starts: number[];
   open: number;
   maxOpen: number;
+  gate?: Gate;
+}
+
+/** Holds POSTs until `count` of them are open at once, then lets every one through. */
+interface Gate {
+  /** Called with the POSTs open now; resolves once `count` were open together (or the deadline passed). */
+  reached(open: number): Promise<void>;
+}
+
+/**
+ * A gate for `count` POSTs. After `deadlineMs` it opens anyway, so that a worker that never has its
+ * share in flight fails the test's count instead of hanging it.
+ */
+function gateAt(count: number, deadlineMs = 15_000): Gate {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const deadline = setTimeout(() => open(), deadlineMs);
+  deadline.unref();
+  return {
+    reached(n) {
+      if (n >= count) {
+        clearTimeout(deadline);
+        open();
+      }
+      return opened;
+    },
+  };
 }
 
 /** A payment client whose POSTs are counted in `traffic` (shared by all workers of a test). */
@@ -33,6 +63,7 @@ function countingClient(inner: PaymentClient, traffic: Traffic): PaymentClient {
       traffic.starts.push(performance.now());
       traffic.maxOpen = Math.max(traffic.maxOpen, ++traffic.open);
       try {
+        await traffic.gate?.reached(traffic.open);
         return await inner.postWithdrawal(body);
       } finally {
         traffic.open--;
@@ -123,9 +154,11 @@ describe('requests in flight and the rate limit across workers', () => {
   });
 
   it('each worker has its concurrency in flight, and two workers add up', async () => {
+    // The first POSTs wait until both workers have their 12 in flight, however slowly they take
+    // their jobs; the sandbox's latency then keeps them open long enough that a 25th would show.
     sandbox.setFaults({ latencyMs: 150 });
     const batchId = await queuedBatch(72, 1_000);
-    const traffic: Traffic = { starts: [], open: 0, maxOpen: 0 };
+    const traffic: Traffic = { starts: [], open: 0, maxOpen: 0, gate: gateAt(24) };
     const workers = await Promise.all([
       startProcess(p, sandbox, traffic, { concurrency: 12, rateLimitPerSecond: 0 }),
       startProcess(p, sandbox, traffic, { concurrency: 12, rateLimitPerSecond: 0 }),

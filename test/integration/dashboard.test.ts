@@ -152,6 +152,16 @@ describe('dashboard', () => {
       body: new URLSearchParams({}),
     });
     expect(noToken.status).toBe(403);
+    // A total other than the batch's (the batch changed since the page was drawn) approves nothing.
+    const otherTotal = await fetch(`${base}/batches/${batch.batchId}/approve`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: checker, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf, confirm: 'yes', total: '199.00' }),
+    });
+    expect(otherTotal.status).toBe(303);
+    const changed = await (await fetch(`${base}/batches/${batch.batchId}`, { headers: { cookie: checker } })).text();
+    expect(changed).toContain('The batch is not what this page showed');
     expect((await p.ledger.getBatch(batch.batchId))!.state).toBe('awaiting_approval');
     expect(await p.queue.count()).toBe(0);
 

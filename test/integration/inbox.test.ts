@@ -261,6 +261,10 @@ describe('cashout scheduler', () => {
       await waitFor('tick.csv in done/', async () =>
         (await ls(join(inbox, 'done')).catch((): string[] => [])).includes('tick.csv.txt'),
       );
+      // The scan logs the import after writing the note: wait for that line before counting lines.
+      await waitFor('the import in the log', async () =>
+        /"msg":"inbox: file imported"/.test(one.stderr() + two.stderr()),
+      );
       expect(await readFile(join(inbox, 'done', 'tick.csv.txt'), 'utf8')).toContain(
         'outcome: queued 1 row in 1 withdrawal request',
       );

@@ -247,7 +247,7 @@ describe('never pay twice across batches', () => {
     await pay(a.batchId);
     sandbox.setFaults({});
     const refused = await retryRequest(p.ledger, p.queue, a.batchId, 1, { user: 'bob' }).catch((e: unknown) => e);
-    expect(isCashoutError(refused, 'state_conflict')).toBe(true);
+    expect(isCashoutError(refused, 'request_state')).toBe(true);
     expect((refused as Error).message).toContain('reconcile it first');
   });
 });

@@ -125,7 +125,7 @@ describe('reconciliation and retries from the dashboard', () => {
 
     // A resolved request cannot be resolved again, nor sent from the dashboard.
     const second = await p.ledger.resolve(batchId, 1, 'not_created', 'x', 'y').catch((e: unknown) => e);
-    expect(isCashoutError(second, 'state_conflict')).toBe(true);
+    expect(isCashoutError(second, 'request_state')).toBe(true);
     expect((await fetch(`${board}/${requestJobId(batchId, 1)}/retry`, { method: 'PUT' })).status).toBe(204);
     await expect.poll(() => jobState(batchId, 1), { timeout: 10_000 }).toBe('failed');
     expect(sandbox.received()).toBe(received);

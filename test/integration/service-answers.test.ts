@@ -180,8 +180,20 @@ describe('service answers mapped to rows', () => {
     const file = await p.writeCsv('429.csv', [walletRow(51), walletRow(52)]);
     const batch = await p.importCsv(file, { itemsPerRequest: 1 });
     sandbox.setFaults({ rates: { http429: 1 }, retryAfterSeconds: 1 });
-    setTimeout(() => sandbox.setFaults({}), 700);
-    const { rows } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN });
+    const submitted = p.submit(batch.batchId, { baseUrl: sandbox.url, token: TOKEN });
+    submitted.catch(() => undefined); // awaited below; a failure is reported there
+    try {
+      // A 429 answered: its request is back to pending after an attempt, waiting out Retry-After.
+      // Only then does the service stop throttling, so the request is sent again and created.
+      const releasedAfterAnAttempt = async () => {
+        const requests = await Promise.all([1, 2].map((seq) => p.ledger.getRequest(batch.batchId, seq)));
+        return requests.some((r) => r !== undefined && r.state === 'pending' && r.attempts > 0);
+      };
+      await expect.poll(releasedAfterAnAttempt, { timeout: 20_000, interval: 10 }).toBe(true);
+    } finally {
+      sandbox.setFaults({});
+    }
+    const { rows } = await submitted;
     expect(rows.map((r) => r.status)).toEqual(['accepted', 'accepted']);
     expect(sandbox.ledger()).toHaveLength(2);
     expect(sandbox.received()).toBeGreaterThan(2);

@@ -1,13 +1,14 @@
 /**
- * Configuration (src/config.ts): defaults, refusal of bad or unknown settings with a message that
- * names the variable, never the token, token from a file, and `.env` that never overrides the
- * environment.
+ * Configuration (src/config.ts): defaults, all taken from `CONFIG_DEFAULTS`, refusal of bad or
+ * unknown settings with a message that names the variable, never the token, token from a file,
+ * `.env` that never overrides the environment, and the sandbox's SANDBOX_* fault settings read with
+ * the rest.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig, withDotEnv } from '../../src/config.js';
+import { CONFIG_DEFAULTS, loadConfig, parseConfig, withDotEnv } from '../../src/config.js';
 import { CashoutError } from '../../src/errors.js';
 
 const TOKEN = 's3cr3t-token';
@@ -53,6 +54,13 @@ describe('parseConfig defaults', () => {
   ])('an empty environment gives %s = %j', (key, value) => {
     expect(parseConfig({})[key as keyof ReturnType<typeof parseConfig>]).toEqual(value);
   });
+
+  it.each(Object.entries(CONFIG_DEFAULTS))(
+    'an empty environment gives %s its default from CONFIG_DEFAULTS',
+    (key, value) => {
+      expect(parseConfig({})[key as keyof ReturnType<typeof parseConfig>]).toEqual(value);
+    },
+  );
 
   it.each([
     ['CASHOUT_ITEMS_PER_REQUEST', ''],
@@ -223,5 +231,38 @@ describe('withDotEnv', () => {
     writeFileSync(join(dir, '.env'), 'CASHOUT_TYPO=1\n');
     const err = caught(() => parseConfig(withDotEnv({}, dir)));
     expect(err.message).toContain('CASHOUT_TYPO');
+  });
+});
+
+describe('the sandbox fault settings', () => {
+  it('are the SANDBOX_* variables that are set, as written, and nothing else', () => {
+    const cfg = parseConfig({
+      SANDBOX_FAULT_RATES: 'http503=1',
+      SANDBOX_LATENCY_MS: ' 20-80 ',
+      SANDBOX_SEED: '',
+      SANDBOX_RETRY_AFTER_SECONDS: undefined,
+      CASHOUT_SANDBOX_PORT: '0',
+      HOME: '/home/x',
+    });
+    expect(cfg.sandboxFaultSettings).toEqual({ SANDBOX_FAULT_RATES: 'http503=1', SANDBOX_LATENCY_MS: ' 20-80 ' });
+    expect(Object.isFrozen(cfg.sandboxFaultSettings)).toBe(true);
+    expect(parseConfig({}).sandboxFaultSettings).toEqual({});
+  });
+
+  it('are read from .env like every setting, the environment winning', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.env'), 'SANDBOX_FAULT_RATES=http503=1\nSANDBOX_SEED=7\n');
+    const cfg = loadConfig({ SANDBOX_SEED: '9' }, dir);
+    expect(cfg.sandboxFaultSettings).toEqual({ SANDBOX_FAULT_RATES: 'http503=1', SANDBOX_SEED: '9' });
+  });
+});
+
+describe('loadConfig', () => {
+  it('parses the given environment with the .env of the given folder', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.env'), 'CASHOUT_CONCURRENCY=8\nCASHOUT_ITEMS_PER_REQUEST=20\n');
+    const cfg = loadConfig({ CASHOUT_CONCURRENCY: '2' }, dir);
+    expect(cfg.concurrency).toBe(2);
+    expect(cfg.itemsPerRequest).toBe(20);
   });
 });

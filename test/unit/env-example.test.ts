@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { join } from 'node:path';
-import { CONFIG_KEYS, parseConfig } from '../../src/config.js';
+import { CONFIG_DEFAULTS, CONFIG_KEYS, parseConfig } from '../../src/config.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { SANDBOX_FAULT_SETTINGS } from '../../src/sandbox/settings-help.js';
 
@@ -22,5 +22,11 @@ describe('.env.example', () => {
     expect(config.timezone).toBe('Africa/Cairo');
     expect(config.walletDailyLimit).toBe('60000.00');
     expect(config.requireApproval).toBe(false);
+  });
+
+  it.each(Object.keys(CONFIG_DEFAULTS))('gives %s the default the program applies (CONFIG_DEFAULTS)', (key) => {
+    const config = parseConfig(parseEnv(text));
+    const k = key as keyof typeof CONFIG_DEFAULTS;
+    expect(config[k]).toEqual(CONFIG_DEFAULTS[k]);
   });
 });

@@ -365,16 +365,28 @@ describe('crash safety and concurrent scans', () => {
   it('two scans at once import each file exactly once', async () => {
     const names = Array.from({ length: 12 }, (_, i) => `file-${String(i).padStart(2, '0')}.csv`);
     for (const n of names) await drop(n, CSV, `${n}.ready`);
-    const slow = () => new Promise((resolve) => setTimeout(resolve, 5));
-    const d = () => ({
-      ...deps(),
-      async importFile(path: string) {
-        calls.push(path);
-        await slow();
-        return queued(basename(path));
-      },
-    });
-    const [a, b] = await Promise.all([scanInbox(d()), scanInbox(d())]);
+    // Each scan's first import waits until the other scan has begun one too, so the two overlap
+    // whatever the timing (after 10 s the first goes on alone, and the test fails below).
+    let begun = 0;
+    let bothBegun!: () => void;
+    const overlapping = new Promise<void>((resolve) => (bothBegun = resolve));
+    const deadline = setTimeout(() => bothBegun(), 10_000);
+    const d = () => {
+      let first = true;
+      return {
+        ...deps(),
+        async importFile(path: string) {
+          calls.push(path);
+          if (first) {
+            first = false;
+            if (++begun === 2) bothBegun();
+            await overlapping;
+          }
+          return queued(basename(path));
+        },
+      };
+    };
+    const [a, b] = await Promise.all([scanInbox(d()), scanInbox(d())]).finally(() => clearTimeout(deadline));
     // Both scans took part, and no file was taken by both.
     expect(a.taken.length).toBeGreaterThan(0);
     expect(b.taken.length).toBeGreaterThan(0);
