@@ -23,7 +23,7 @@ import type { ScanJobResult } from './scan-inbox.js';
 // it starts on the last Friday of April at 00:00 (clocks jump to 01:00) and ends on the last
 // Thursday of October at 24:00 (clocks go back to 23:00 Thursday). BullMQ computes each next run
 // with cron-parser in the configured time zone; with bullmq 6.7 and cron-parser 5.10 (checked by
-// test/unit/scan-inbox.test.ts):
+// test/inbox/scan-inbox.test.ts):
 // - Spring: local 00:00-00:59 of that Friday does not exist. The default `*/5 * * * *` keeps
 //   running every five minutes of real time (23:55 EET is followed by 01:00 EEST, five minutes
 //   later): nothing is missed. A pattern naming a time inside the skipped hour (`30 0 * * *`)

@@ -1,7 +1,7 @@
 /**
  * Writes `samples/payouts.csv`: a deterministic, all-valid payout file for an Egyptian company
  * (payroll, commissions, expense claims and customer refunds), about 60% wallet rows and 40% bank
- * rows. The same seed always gives the same bytes; `test/unit/sample-errors.test.ts` checks that the
+ * rows. The same seed always gives the same bytes; `test/import/sample-errors.test.ts` checks that the
  * committed sample is exactly what this script produces.
  *
  * Node 20 does not run TypeScript directly, so compile this one file first:

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at `/api/v1/openapi.json`. Written by hand; a
- * test (test/integration/http-api-openapi.test.ts) checks that its paths and methods are exactly
+ * test (test/api/http-api-openapi.test.ts) checks that its paths and methods are exactly
  * the routes the API registers.
  */
 

@@ -1,6 +1,6 @@
 /**
  * What one card charge POST came to (interface doc §2.2, §2.3, §7), as data. Pure; tested row by row
- * (test/unit/classify-charge.test.ts).
+ * (test/charge/classify-charge.test.ts).
  *
  * - HTTP 200 with `three_d_secured: true` and a `service_reference_id` (§2.3): the customer must
  *   enter the OTP in the dialog (§6.1); nothing is charged yet. §2.3 says a client tells the

@@ -1,6 +1,6 @@
 /**
  * The never-pay-twice table: what one POST's result means for the money. Pure; one row of tests
- * per case (test/unit/classify-outcome.test.ts).
+ * per case (test/submit/classify-outcome.test.ts).
  *
  * Proven "nothing was created" — and so safe to send again — are only:
  *  - an error raised before the request was written (connection refused, DNS failure, connect

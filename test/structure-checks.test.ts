@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
 
 const run = promisify(execFile);
 const bin = (name: string) => join(PACKAGE_ROOT, 'node_modules', '.bin', name);

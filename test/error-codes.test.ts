@@ -3,8 +3,8 @@
  * code are read from it, and each code names its situation in one line.
  */
 import { describe, expect, it } from 'vitest';
-import { CashoutError, ERROR_CODES, EXIT, exitCodeFor, type ErrorCode } from '../../src/errors.js';
-import { httpStatusOf } from '../../src/api/http-errors.js';
+import { CashoutError, ERROR_CODES, EXIT, exitCodeFor, type ErrorCode } from '../src/errors.js';
+import { httpStatusOf } from '../src/api/http-errors.js';
 
 const codes = Object.keys(ERROR_CODES) as ErrorCode[];
 

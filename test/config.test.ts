@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONFIG_DEFAULTS, loadConfig, parseConfig, withDotEnv } from '../../src/config.js';
-import { CashoutError } from '../../src/errors.js';
+import { CONFIG_DEFAULTS, loadConfig, parseConfig, withDotEnv } from '../src/config.js';
+import { CashoutError } from '../src/errors.js';
 
 const TOKEN = 's3cr3t-token';
 

@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import { Socket, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../src/queue/private-redis.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
 
 const SCRIPT = join(PACKAGE_ROOT, 'scripts', 'redis-healthcheck.sh');
 

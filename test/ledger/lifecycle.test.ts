@@ -1,6 +1,6 @@
 /**
  * The lifecycle table's promises, read off the table itself: what may lead to a send, what leaves
- * `unknown`, and which payouts hold their payee. (test/integration/lifecycle-table.test.ts checks
+ * `unknown`, and which payouts hold their payee. (test/ledger/lifecycle-table.test.ts checks
  * each cell against the ledger's scripts.)
  */
 import { describe, expect, it } from 'vitest';

@@ -159,7 +159,7 @@ describe('exit codes of the README table, through the cashout command', () => {
 
   it('5: cashout worker only; worker-shutdown.test.ts runs it and expects this code', () => {
     expect(EXIT_LEFT_FOR_RECOVERY).toBe(5);
-    const shutdown = readFileSync(join(ROOT, 'test', 'integration', 'worker-shutdown.test.ts'), 'utf8');
+    const shutdown = readFileSync(join(ROOT, 'test', 'jobs', 'worker-shutdown.test.ts'), 'utf8');
     expect(shutdown).toContain('.toBe(EXIT_LEFT_FOR_RECOVERY)');
   });
 });

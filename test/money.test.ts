@@ -1,6 +1,6 @@
 /** EGP amounts as exact integer piasters (src/money.ts): no float ever touches money. */
 import { describe, expect, it } from 'vitest';
-import { formatPiasters, sumAmounts, toPiasters } from '../../src/money.js';
+import { formatPiasters, sumAmounts, toPiasters } from '../src/money.js';
 
 describe('toPiasters', () => {
   it.each([

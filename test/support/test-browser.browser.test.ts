@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { SYSTEM_CHROMIUM, bundledChromium, chooseBrowserKind, launchTestBrowser } from '../support/browser.js';
+import { SYSTEM_CHROMIUM, bundledChromium, chooseBrowserKind, launchTestBrowser } from './browser.js';
 
 const ARTIFACTS = join(PACKAGE_ROOT, 'test-artifacts');
 const ARABIC = 'محمد أحمد السيد';

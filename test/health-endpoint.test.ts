@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
-import { ROOT } from '../support/cli.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../src/queue/private-redis.js';
+import { ROOT } from './support/cli.js';
 
 /** The `node -e` script of a service's health check in docker-compose.yml. */
 async function composeHealthScript(service: string): Promise<string> {

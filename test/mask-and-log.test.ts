@@ -4,8 +4,8 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { maskDeep, maskNumber } from '../../src/mask.js';
+import { createLogger } from '../src/logger.js';
+import { maskDeep, maskNumber } from '../src/mask.js';
 
 const MOBILE = '+201001234567';
 const IBAN = 'EG380019000500000000263180002';

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { join } from 'node:path';
-import { CONFIG_DEFAULTS, CONFIG_KEYS, parseConfig } from '../../src/config.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
-import { SANDBOX_FAULT_SETTINGS } from '../../src/sandbox/settings-help.js';
+import { CONFIG_DEFAULTS, CONFIG_KEYS, parseConfig } from '../src/config.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
+import { SANDBOX_FAULT_SETTINGS } from '../src/sandbox/settings-help.js';
 
 const text = readFileSync(join(PACKAGE_ROOT, '.env.example'), 'utf8');
 

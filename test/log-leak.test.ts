@@ -10,11 +10,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { loadBankList } from '../../src/contract/supported-banks.js';
-import { bankRow, memoryLog, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
-import { createChargeClient, type ChargeClientOptions, type ChargeInput } from '../../src/charge/charge-client.js';
-import { isCashoutError } from '../../src/errors.js';
+import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { loadBankList } from '../src/contract/supported-banks.js';
+import { bankRow, memoryLog, openTestPipeline, walletRow, type TestPipeline } from './support/pipeline.js';
+import { createChargeClient, type ChargeClientOptions, type ChargeInput } from '../src/charge/charge-client.js';
+import { isCashoutError } from '../src/errors.js';
 
 const TOKEN = 'leak-test-token-5b1e0c9d7a3f';
 const WRONG_TOKEN = 'leak-test-wrong-token-88c2e4';

@@ -13,8 +13,8 @@ import { DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS } from '../../src/config.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { CONFIG_KEYS } from '../src/config.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
 
 const COMPOSE_FILE = join(PACKAGE_ROOT, 'docker-compose.yml');
 const dockerfileText = readFileSync(join(PACKAGE_ROOT, 'Dockerfile'), 'utf8');
