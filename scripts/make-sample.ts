@@ -17,6 +17,7 @@ import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { COLUMNS } from '../src/import/columns.js';
 import { mulberry32 } from '../src/sandbox/faults.js';
+import * as NAMES from './payee-names.js';
 
 /** Seed and row count of the committed sample. */
 export const SAMPLE_SEED = 20261101;
@@ -27,117 +28,12 @@ const HEADER = COLUMNS;
 /** The project's seeded PRNG (mulberry32): same seed, same sequence, on every platform. */
 const prng = mulberry32;
 
-const AR_MALE = [
-  'محمد',
-  'أحمد',
-  'محمود',
-  'مصطفى',
-  'عمر',
-  'يوسف',
-  'إبراهيم',
-  'خالد',
-  'طارق',
-  'حسن',
-  'علي',
-  'كريم',
-  'هشام',
-  'وليد',
-  'شريف',
-  'عمرو',
-  'ياسر',
-  'سامح',
-  'أيمن',
-  'حسام',
-];
-const AR_FEMALE = [
-  'فاطمة',
-  'منى',
-  'هبة',
-  'نورهان',
-  'سارة',
-  'ياسمين',
-  'ريهام',
-  'دينا',
-  'مروة',
-  'إيمان',
-  'آية',
-  'شيماء',
-  'نهى',
-  'رانيا',
-  'سلمى',
-];
-const AR_FAMILY = [
-  'السيد',
-  'عبد الله',
-  'إبراهيم',
-  'حسن',
-  'عبد الرحمن',
-  'الشريف',
-  'منصور',
-  'سليمان',
-  'فهمي',
-  'النجار',
-  'الشاذلي',
-  'عثمان',
-  'رمضان',
-  'زكي',
-  'بدوي',
-  'المصري',
-  'عبد العزيز',
-  'الجمال',
-  'فاروق',
-  'شوقي',
-];
-const EN_MALE = [
-  'Mohamed',
-  'Ahmed',
-  'Mahmoud',
-  'Mostafa',
-  'Omar',
-  'Youssef',
-  'Ibrahim',
-  'Khaled',
-  'Tarek',
-  'Hassan',
-  'Ali',
-  'Karim',
-  'Hesham',
-  'Sherif',
-  'Amr',
-  'Hossam',
-];
-const EN_FEMALE = [
-  'Mona',
-  'Heba',
-  'Nourhan',
-  'Sara',
-  'Yasmine',
-  'Reham',
-  'Dina',
-  'Marwa',
-  'Eman',
-  'Aya',
-  'Salma',
-  'Rania',
-];
-const EN_FAMILY = [
-  'El-Sayed',
-  'Abdallah',
-  'Hassan',
-  'Mansour',
-  'Soliman',
-  'Fahmy',
-  'El-Naggar',
-  'Osman',
-  'Ramadan',
-  'Zaki',
-  'Badawi',
-  'El-Masry',
-  'Abdelaziz',
-  'Gamal',
-  'Farouk',
-  'Shawky',
-];
+const AR_MALE = NAMES.AR_MALE.slice(0, 20);
+const AR_FEMALE = NAMES.AR_FEMALE.slice(0, 15);
+const AR_FAMILY = NAMES.AR_FAMILY.slice(0, 20);
+const EN_MALE = NAMES.EN_MALE.slice(0, 16);
+const EN_FEMALE = NAMES.EN_FEMALE.slice(0, 12);
+const EN_FAMILY = NAMES.EN_FAMILY.slice(0, 16);
 
 /** Bank names exactly as the supported list gives them, with a made-up 4-digit code for the IBANs. */
 const BANKS: readonly { name: string; code: string }[] = [

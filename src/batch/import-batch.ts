@@ -39,6 +39,7 @@ import { alignCells } from '../import/field-count.js';
 import { BATCH_FILES, type RowNote } from '../results/batch-files.js';
 import { createRowChecks, type RowChecks } from './row-checks.js';
 import { createRequestStager, type RequestStager } from './stage-requests.js';
+import { CONFIG_DEFAULTS } from '../config-defaults.js';
 
 export { BATCH_FILES, type RowNote } from '../results/batch-files.js';
 
@@ -522,7 +523,9 @@ async function finishBatch(
   }
   if (options.beforeRelease) await checkBeforeRelease(deps.ledger, batch, batchCounts, options.beforeRelease);
   if (needsApproval(deps.policy ?? {}, requests, totalPiasters)) {
-    const until = new Date(Date.now() + (deps.policy?.approvalExpiryHours ?? 72) * 3_600_000).toISOString();
+    const until = new Date(
+      Date.now() + (deps.policy?.approvalExpiryHours ?? CONFIG_DEFAULTS.approvalExpiryHours) * 3_600_000,
+    ).toISOString();
     await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests }, until);
     log.info(
       { requests, total: formatPiasters(totalPiasters), until },

@@ -23,6 +23,7 @@ import { formatPiasters } from '../money.js';
 import { writeReport } from '../results/write-report.js';
 import { writeReconciliation, requestsInState } from '../results/write-reconciliation.js';
 import { approveBatch, cancelBatch, resolveRequest, retryRequest } from '../ledger/actions.js';
+import { REQUEST_STATES } from '../ledger/lifecycle.js';
 import { groupDigits } from '../money.js';
 import { registerBullBoard } from './bull-board.js';
 import { batchView, listBatchViews, DOWNLOADABLE, type Downloadable } from '../results/batch-view.js';
@@ -266,17 +267,9 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const batch = await loadBatch(id, reply);
     if (!batch) return reply;
     const s = sessionOf(req);
-    const requests = await requestsInState(deps.ledger, id, [
-      'pending',
-      'sending',
-      'accepted',
-      'rejected',
-      'unknown',
-      'not_sent',
-      'reconciled_created',
-      'reconciled_not_created',
-    ]);
-    // The payments of each unknown request, for the person who looks them up (numbers masked).
+    const requests = await requestsInState(deps.ledger, id, REQUEST_STATES, { body: false });
+    // The payments of each unknown request, for the person who looks them up (numbers masked):
+    // only these requests' bodies are read.
     const itemsOf: Record<number, ReturnType<typeof requestItems>> = {};
     for (const r of requests) {
       if (r.state !== 'unknown') continue;

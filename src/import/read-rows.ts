@@ -26,6 +26,7 @@ import { parse, type CsvError, type Options as CsvOptions } from 'csv-parse';
 import { CashoutError } from '../errors.js';
 import type { Config } from '../config.js';
 import { InputChecker, formatBytes, type TextEncoding } from './encoding.js';
+import { CONFIG_DEFAULTS } from '../config-defaults.js';
 
 /** One data record: its cells in file order and the line it starts on. */
 export interface CsvRecord {
@@ -50,7 +51,11 @@ export interface ReadOptions {
 }
 
 /** The limits used when `ReadOptions` leaves them out: the configuration's defaults. */
-export const READ_DEFAULTS = { maxBytes: 200_000_000, maxRows: 2_000_000, maxFieldLength: 255 } as const;
+export const READ_DEFAULTS = {
+  maxBytes: CONFIG_DEFAULTS.maxFileBytes,
+  maxRows: CONFIG_DEFAULTS.maxRows,
+  maxFieldLength: CONFIG_DEFAULTS.maxFieldLength,
+} as const;
 
 /**
  * The longest record accepted for a given longest value: a row has ten columns of at most

@@ -29,16 +29,21 @@ export const RECONCILIATION_COLUMNS = [
   'description',
 ] as const;
 
-/** All requests of a batch in the given states, in sequence order (original requests and resends). */
+/**
+ * All requests of a batch in the given states, in sequence order (original requests and resends).
+ * `body: false` leaves each request's body unread (`Ledger.getRequest`), for callers that show
+ * states and counts only.
+ */
 export async function requestsInState(
   ledger: Ledger,
   batchId: string,
   states: readonly string[],
+  options: { readonly body?: boolean } = {},
 ): Promise<LedgerRequest[]> {
   const out: LedgerRequest[] = [];
   const last = await ledger.lastSeq(batchId);
   for (let seq = 1; seq <= last; seq++) {
-    const r = await ledger.getRequest(batchId, seq);
+    const r = await ledger.getRequest(batchId, seq, options);
     if (r && states.includes(r.state)) out.push(r);
   }
   return out;

@@ -11,7 +11,7 @@ import type { WithdrawalRequestBody } from '../contract/withdrawal-api.js';
 import { CashoutError, isCashoutError, type ErrorCode } from '../errors.js';
 import { toPiasters } from '../money.js';
 import type { WithdrawalRequest } from '../ledger/withdrawal-request.js';
-import { classifyOutcome, errorKeyTarget, type Classified } from './classify-outcome.js';
+import { classifyOutcome, DEFAULT_RETRY_AFTER_MS, errorKeyTarget, type Classified } from './classify-outcome.js';
 import type { ClaimResult, Ledger, LedgerRequest } from '../ledger/index.js';
 import { describeRefusal, stateWords, transition } from '../ledger/lifecycle.js';
 import { payeesOf } from '../ledger/payout-register.js';
@@ -339,7 +339,7 @@ async function record(deps: SubmitDeps, request: LedgerRequest, outcome: Classif
     case 'not_sent':
       if (outcome.reason === 'rate_limited') {
         await ledger.release(batchId, seq);
-        return { kind: 'rate_limited', retryAfterMs: outcome.retryAfterMs ?? 1000 };
+        return { kind: 'rate_limited', retryAfterMs: outcome.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS };
       }
       if (outcome.reason === 'auth') await ledger.halt(batchId, outcome.message);
       return {
