@@ -12,7 +12,7 @@
  * test is ever skipped for want of a browser.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants, createReadStream } from 'node:fs';
+import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { access, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -185,13 +185,19 @@ async function unpackInto(staging: string, entry: string, pkgDir: string, dir: s
 
   const libs = join(staging, 'al2023'); // the archive holds lib/, as the package unpacks it on Lambda
   await mkdir(libs);
-  const tar = spawn('tar', ['-x', '-C', libs], { stdio: ['pipe', 'ignore', 'pipe'] });
+  // Decompressed to a file first: tar stops reading at the archive's end marker, so a pipe into it
+  // could close before the decompressor has written its last (padding) bytes, on a busy machine.
+  const archive = join(staging, 'al2023.tar');
+  await pipeline(
+    createReadStream(join(pkgDir, 'bin', 'al2023.tar.br')),
+    createBrotliDecompress(),
+    createWriteStream(archive),
+  );
+  const tar = spawn('tar', ['-x', '-f', archive, '-C', libs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let tarErr = '';
   tar.stderr!.on('data', (d) => (tarErr += d));
-  const [, tarCode] = await Promise.all([
-    pipeline(createReadStream(join(pkgDir, 'bin', 'al2023.tar.br')), createBrotliDecompress(), tar.stdin!),
-    exited(tar),
-  ]);
+  const tarCode = await exited(tar);
+  await rm(archive, { force: true });
   if (tarCode !== 0) throw new Error(`tar could not unpack the browser's libraries (exit ${tarCode}): ${tarErr}`);
   const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   await writeFile(
