@@ -2,7 +2,9 @@
  * `import`: how fast a large payout file is read, validated and imported into Redis.
  * (a) csv-parse alone with `columns: true` in this process, the floor any import pays;
  * (b) `cashout validate` as a child process; (c) `cashout import` as a child process into Redis.
- * Each rate is also given as a ratio to (a).
+ * Each rate is also given as a ratio to (a). The three run one after the other, `rounds` times;
+ * the table gives each step's median round and the median of the rounds' ratios, so that a
+ * machine that is slower for a moment moves one round, not the figure.
  */
 import { createReadStream } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -35,9 +37,16 @@ export interface ImportBenchOptions {
   /** Longest the `cashout import` child may run, seconds. */
   readonly importTimeoutSeconds: number;
   readonly itemsPerRequest: number;
+  /** Times (a), (b) and (c) are run, one after the other (`--import-rounds`). */
+  readonly rounds: number;
 }
 
-export const IMPORT_DEFAULTS: ImportBenchOptions = { rows: 1_000_000, importTimeoutSeconds: 420, itemsPerRequest: 100 };
+export const IMPORT_DEFAULTS: ImportBenchOptions = {
+  rows: 1_000_000,
+  importTimeoutSeconds: 420,
+  itemsPerRequest: 100,
+  rounds: 3,
+};
 
 /** What one `cashout import` run gave. */
 export interface ImportRun {
@@ -112,11 +121,11 @@ const importCache = new Map<string, ImportRun>();
 export async function measureImport(
   file: PayoutFile,
   settings: BenchSettings,
-  opts: { timeoutSeconds: number; itemsPerRequest: number },
+  opts: { timeoutSeconds: number; itemsPerRequest: number; again?: boolean },
 ): Promise<ImportRun & { reused: boolean }> {
   const key = `${file.path}:${opts.itemsPerRequest}:${opts.timeoutSeconds}`;
   const cached = importCache.get(key);
-  if (cached) return { ...cached, reused: true };
+  if (cached && !opts.again) return { ...cached, reused: true };
   const redis = await benchRedis(settings);
   const prefix = benchPrefix();
   const scratch = await scratchDir('import');
@@ -193,6 +202,66 @@ export function importOutcome(r: ImportRun): string {
   return `FAILED (exit ${r.exitCode ?? r.signal})`;
 }
 
+/** One `cashout validate` run: its time, rows and outcome. */
+interface ValidateRun {
+  readonly seconds: number;
+  readonly rows: number | undefined;
+  readonly valid: number | undefined;
+  readonly invalid: number | undefined;
+  readonly peakRssMB: number | undefined;
+  readonly rssSource: string;
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** The last lines of its output. */
+  readonly output: string;
+}
+
+/** Runs `cashout validate <path>` once, in a scratch folder. */
+async function measureValidate(path: string): Promise<ValidateRun> {
+  const scratch = await scratchDir('validate');
+  try {
+    const m = await runMeasured(['validate', path], { env: {}, cwd: scratch.dir, timeoutMs: 600_000 });
+    const counts = /: (\d+) rows, (\d+) valid, (\d+) invalid/.exec(m.stdout);
+    return {
+      seconds: m.seconds,
+      rows: counts ? Number(counts[1]) : undefined,
+      valid: counts ? Number(counts[2]) : undefined,
+      invalid: counts ? Number(counts[3]) : undefined,
+      peakRssMB: m.peakRssMB,
+      rssSource: m.rssSource,
+      code: m.code,
+      signal: m.signal,
+      output: m.stdout.trim().split('\n').slice(-3).join('\n'),
+    };
+  } finally {
+    await scratch.cleanup();
+  }
+}
+
+/** One round of the import benchmark: (a), (b) and (c) one after the other. */
+interface ImportRound {
+  readonly raw: Awaited<ReturnType<typeof rawParse>>;
+  readonly validate: ValidateRun;
+  readonly import: ImportRun;
+}
+
+function rateOf(rows: number | undefined, seconds: number): number | undefined {
+  return rows === undefined || seconds <= 0 ? undefined : rows / seconds;
+}
+
+/** The median of `values` (the mean of the middle two for an even count); NaN values sort last. */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => (Number.isNaN(a) ? 1 : Number.isNaN(b) ? -1 : a - b));
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The item of `items` whose `by` is the median (the lower middle one for an even count). */
+function medianBy<T>(items: readonly T[], by: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => by(a) - by(b));
+  return sorted[(sorted.length - 1) >> 1]!;
+}
+
 export async function importBench(
   settings: BenchSettings,
   opts: ImportBenchOptions = IMPORT_DEFAULTS,
@@ -203,26 +272,30 @@ export async function importBench(
     note(`generated ${file.path} (${num(file.bytes / 1e6, 1)} MB) in ${num(file.generated.seconds, 1)} s`);
   else note(`using cached ${file.path} (${num(file.bytes / 1e6, 1)} MB)`);
 
-  note('(a) csv-parse with columns: true');
-  const raw = await rawParse(file.path);
-
-  note('(b) cashout validate');
-  const scratch = await scratchDir('validate');
-  let validate: Measured;
-  try {
-    validate = await runMeasured(['validate', file.path], { env: {}, cwd: scratch.dir, timeoutMs: 600_000 });
-  } finally {
-    await scratch.cleanup();
+  const rounds: ImportRound[] = [];
+  for (let round = 1; round <= opts.rounds; round++) {
+    const of = opts.rounds > 1 ? ` (round ${round} of ${opts.rounds})` : '';
+    note(`(a) csv-parse with columns: true${of}`);
+    const raw = await rawParse(file.path);
+    note(`(b) cashout validate${of}`);
+    const validate = await measureValidate(file.path);
+    note(`(c) cashout import${of}`);
+    const imp = await measureImport(file, settings, {
+      timeoutSeconds: opts.importTimeoutSeconds,
+      itemsPerRequest: opts.itemsPerRequest,
+      again: true,
+    });
+    rounds.push({ raw, validate, import: imp });
   }
-  const validated = /: (\d+) rows, (\d+) valid, (\d+) invalid/.exec(validate.stdout);
-  const validateRows = validated ? Number(validated[1]) : undefined;
-
-  note('(c) cashout import');
-  const imp = await measureImport(file, settings, {
-    timeoutSeconds: opts.importTimeoutSeconds,
-    itemsPerRequest: opts.itemsPerRequest,
-  });
-
+  // Each step's median round (by its time), and the median of the rounds' ratios to (a).
+  const raw = medianBy(rounds, (r) => r.raw.seconds).raw;
+  const validate = medianBy(rounds, (r) => r.validate.seconds).validate;
+  const imp = medianBy(rounds, (r) => r.import.seconds).import;
+  const validateRatio = median(
+    rounds.map((r) => (rateOf(r.validate.rows, r.validate.seconds) ?? NaN) / r.raw.rowsPerSecond),
+  );
+  const importRatio = median(rounds.map((r) => (r.import.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond));
+  const validateRows = validate.rows;
   const rows: string[][] = [
     [
       '(a) csv-parse, columns: true (in process)',
@@ -237,11 +310,11 @@ export async function importBench(
       '(b) cashout validate',
       num(validateRows),
       num(validate.seconds, 1),
-      num(validateRows !== undefined ? validateRows / validate.seconds : undefined),
-      ratio(validateRows !== undefined ? validateRows / validate.seconds : undefined, raw.rowsPerSecond),
+      num(rateOf(validateRows, validate.seconds)),
+      ratio(validateRatio, 1),
       num(validate.peakRssMB),
-      validated
-        ? `exit ${validate.code}, ${validated[2]} valid, ${validated[3]} invalid`
+      validate.valid !== undefined
+        ? `exit ${validate.code}, ${validate.valid} valid, ${validate.invalid} invalid`
         : `FAILED (exit ${validate.code ?? validate.signal})`,
     ],
     [
@@ -249,19 +322,29 @@ export async function importBench(
       num(imp.queuedRows ?? imp.rowsStagedAtStop),
       num(imp.seconds, 1),
       num(imp.rowsPerSecond),
-      ratio(imp.rowsPerSecond, raw.rowsPerSecond),
+      ratio(importRatio, 1),
       num(imp.peakRssMB),
       importOutcome(imp),
     ],
   ];
   const table = printTable(
-    `import — ${num(opts.rows)} rows, ${num(file.bytes / 1e6, 1)} MB, seed ${settings.seed}`,
+    `import — ${num(opts.rows)} rows, ${num(file.bytes / 1e6, 1)} MB, seed ${settings.seed}` +
+      (opts.rounds > 1 ? `, median of ${opts.rounds} rounds` : ''),
     ['step', 'rows', 'seconds', 'rows/s', 'vs (a)', 'peak RSS MiB', 'outcome'],
     rows,
   );
+  if (opts.rounds > 1)
+    process.stdout.write(
+      `each round, (a) s / (c) s / (c) vs (a): ${rounds
+        .map(
+          (r) =>
+            `${num(r.raw.seconds, 1)} / ${num(r.import.seconds, 1)} / ${ratio(r.import.rowsPerSecond, r.raw.rowsPerSecond)}`,
+        )
+        .join(', ')}\n`,
+    );
   if (imp.redisUsedMB !== undefined)
     process.stdout.write(`Redis memory after the import: ${num(imp.redisUsedMB)} MiB\n`);
-  if (imp.timedOut)
+  if (rounds.some((r) => r.import.timedOut))
     process.stdout.write(
       `NOTE: cashout import did not finish within ${opts.importTimeoutSeconds} s and was stopped; its rate is over the rows staged so far.\n`,
     );
@@ -273,13 +356,20 @@ export async function importBench(
     validate: {
       rows: validateRows,
       seconds: validate.seconds,
-      rowsPerSecond: validateRows !== undefined ? validateRows / validate.seconds : null,
+      rowsPerSecond: rateOf(validateRows, validate.seconds) ?? null,
       peakRssMB: validate.peakRssMB,
       rssSource: validate.rssSource,
       exitCode: validate.code,
-      output: validate.stdout.trim().split('\n').slice(-3).join('\n'),
+      output: validate.output,
     },
     import: imp,
+    ratios: { validate: validateRatio, import: importRatio },
+    rounds: rounds.map((r) => ({
+      rawSeconds: r.raw.seconds,
+      validateSeconds: r.validate.seconds,
+      importSeconds: r.import.seconds,
+      importRatio: (r.import.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond,
+    })),
     table,
   };
   await saveResults('import', result);

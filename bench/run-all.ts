@@ -7,6 +7,7 @@
  *   --seed N                 payout file seed (default 42); files are cached in the temporary folder
  *   --import-rows N          rows of the import benchmark (default 1,000,000)
  *   --import-timeout S       longest `cashout import` may run, seconds (default 420)
+ *   --import-rounds N        times the import benchmark's three steps run; medians are shown (default 3)
  *   --memory-rows A,B        file sizes of the memory benchmark (default 10000,1000000)
  *   --submit-rows N          rows of the submit benchmark (default 100,000)
  *   --latencies A,B          sandbox latencies of the submit benchmark, ms (default 0,50)
@@ -45,6 +46,7 @@ async function main(): Promise<number> {
       seed: { type: 'string' },
       'import-rows': { type: 'string' },
       'import-timeout': { type: 'string' },
+      'import-rounds': { type: 'string' },
       'memory-rows': { type: 'string' },
       'submit-rows': { type: 'string' },
       latencies: { type: 'string' },
@@ -82,6 +84,7 @@ async function main(): Promise<number> {
             await importBench(settings, {
               ...IMPORT_DEFAULTS,
               rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'),
+              rounds: Math.max(1, Math.round(one(values['import-rounds'], IMPORT_DEFAULTS.rounds, '--import-rounds'))),
               importTimeoutSeconds,
             });
             break;

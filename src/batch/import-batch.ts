@@ -169,13 +169,17 @@ export async function openPayoutFile(path: string, rules: RowRules, read: ScanOp
   };
 }
 
-/** The read options of an import: the file limits of `deps` with the file's delimiter and encoding. */
+/**
+ * The read options of an import: the file limits of `deps` with the file's delimiter and
+ * encoding; the default number of threads leaves a core to the import's own thread (`busyCaller`).
+ */
 export function importReadOptions(
   deps: Pick<ImportDeps, 'limits'>,
   options: Pick<ImportOptions, 'delimiter' | 'encoding'>,
 ): ScanOptions {
   return {
     ...deps.limits,
+    busyCaller: true,
     ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
   };

@@ -15,7 +15,7 @@ import { readRecords } from '../../src/import/read-rows.js';
 import { scanFile } from '../../src/import/scan-file.js';
 import { createRowValidator, type RowRules } from '../../src/import/validate-row.js';
 import { CashoutError } from '../../src/errors.js';
-import { CHUNK_BYTES } from '../../src/import/parallel-scan.js';
+import { CHUNK_BYTES, defaultThreads } from '../../src/import/parallel-scan.js';
 
 const RULES: RowRules = { banks: loadBankList(), walletCountries: ['EG'], maxFieldLength: 255 };
 const HEADER =
@@ -194,5 +194,19 @@ describe('reading with import threads', () => {
     );
     expect(err.code).toBe('too_many_rows');
     expect(err.message).toContain('line 8002 is row 8001');
+  });
+});
+
+describe('the default number of import threads', () => {
+  it('reads a file of one piece in the calling thread', () => {
+    expect(defaultThreads(CHUNK_BYTES, false, 8)).toBe(0);
+    expect(defaultThreads(CHUNK_BYTES, true, 8)).toBe(0);
+  });
+
+  it('takes one thread per core, at most 8, and leaves the import a core of its own', () => {
+    const big = CHUNK_BYTES + 1;
+    expect([1, 2, 4, 16].map((cores) => defaultThreads(big, false, cores))).toEqual([1, 2, 4, 8]);
+    // The import's main thread works on every row as well: one core is left to it, never no thread at all.
+    expect([1, 2, 4, 16].map((cores) => defaultThreads(big, true, cores))).toEqual([1, 1, 3, 8]);
   });
 });
