@@ -29,9 +29,13 @@ export const RECONCILIATION_COLUMNS = [
   'description',
 ] as const;
 
+/** Requests read at once by `requestsInState` (one pipelined round trip to Redis). */
+const READ_AT_ONCE = 200;
+
 /**
  * All requests of a batch in the given states, in sequence order (original requests and resends).
- * `body: false` leaves each request's body unread (`Ledger.getRequest`), for callers that show
+ * States are read first, `READ_AT_ONCE` requests a round trip, and bodies only of the requests in
+ * `states`; `body: false` leaves every body unread (`Ledger.getRequest`), for callers that show
  * states and counts only.
  */
 export async function requestsInState(
@@ -42,9 +46,15 @@ export async function requestsInState(
 ): Promise<LedgerRequest[]> {
   const out: LedgerRequest[] = [];
   const last = await ledger.lastSeq(batchId);
-  for (let seq = 1; seq <= last; seq++) {
-    const r = await ledger.getRequest(batchId, seq, options);
-    if (r && states.includes(r.state)) out.push(r);
+  const wanted = (r: LedgerRequest | undefined): r is LedgerRequest => r !== undefined && states.includes(r.state);
+  for (let from = 1; from <= last; from += READ_AT_ONCE) {
+    const seqs = Array.from({ length: Math.min(READ_AT_ONCE, last - from + 1) }, (_, i) => from + i);
+    const heads = (await Promise.all(seqs.map((seq) => ledger.getRequest(batchId, seq, { body: false })))).filter(
+      wanted,
+    );
+    if (options.body === false) out.push(...heads);
+    // A request may have moved on between the two reads: it is kept only when still in `states`.
+    else out.push(...(await Promise.all(heads.map((h) => ledger.getRequest(batchId, h.seq)))).filter(wanted));
   }
   return out;
 }
