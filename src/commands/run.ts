@@ -10,6 +10,7 @@ import type { ImportOptions, ImportResult, OpenedPayoutFile } from '../batch/imp
 import { requireSafeRedis } from '../queue/redis-safety.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { formatSummary } from '../results/print-summary.js';
+import { notifyBatchEnd } from '../notify/batch-events.js';
 import { CashoutError, EXIT } from '../errors.js';
 import { startSubmitWorker } from '../../jobs/index.js';
 import { startProgress } from './progress.js';
@@ -176,6 +177,8 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
       await client.close();
     }
     const summary = await writeReport(handles.ledger, imported.batchId, { bom: ctx.config.csvBom });
+    // Its end is notified as a worker's would be (queued; a `cashout worker` delivers it).
+    await notifyBatchEnd(handles.notifier, summary);
     process.stdout.write(formatSummary(summary, imported.reportDir));
     if (stop.signal.aborted && summary.byStatus.pending.rows > 0) {
       process.stderr.write(

@@ -1,7 +1,8 @@
 /**
  * Where batch events become notifications: an import whose batch awaits approval
- * (`ImportDeps.onAwaitingApproval`), and a batch's end noticed by a worker (`onBatchDone`: its
- * report is written, and the batch is `finished` or `needs_reconciliation`).
+ * (`ImportDeps.onAwaitingApproval`), and a batch's end (`finished` or `needs_reconciliation`)
+ * noticed by a worker (`onBatchDone`: its report is written) or by `cashout run` once its batch
+ * is done.
  */
 import type { Logger } from 'pino';
 import type { ImportResult } from '../batch/import-batch.js';
@@ -38,20 +39,27 @@ export function figuresOfImport(r: ImportResult, fileName: string): BatchFigures
 }
 
 /**
- * The `onBatchDone` of a worker: writes the batch's report, logs its end and notifies
- * `batch.finished` or `batch.needs_reconciliation` (with the batch's end time, so a second call
- * for the same end queues nothing new). Returns the summary.
+ * Notifies a batch's end from its report summary: `batch.finished` or
+ * `batch.needs_reconciliation`, with the batch's end time, so a second call for the same end
+ * queues nothing new. Nothing for a batch that has not ended (any other state).
+ */
+export async function notifyBatchEnd(notifier: Notifier, s: ReportSummary): Promise<void> {
+  if (s.batchState !== 'finished' && s.batchState !== 'needs_reconciliation') return;
+  const at = s.finishedAt ? new Date(s.finishedAt) : new Date();
+  const event = s.batchState === 'finished' ? 'batch.finished' : 'batch.needs_reconciliation';
+  await notifier.notify(event, figuresOfSummary(s), at);
+}
+
+/**
+ * The `onBatchDone` of a worker: writes the batch's report, logs its end and notifies it
+ * (`notifyBatchEnd`). Returns the summary.
  */
 export function reportAndNotifyDone(ledger: Ledger, notifier: Notifier, log: Logger, csv: { bom?: boolean } = {}) {
   return async (batchId: string): Promise<ReportSummary> => {
     const s = await writeReport(ledger, batchId, csv);
     const accepted = s.byStatus.accepted.rows;
     log.info({ batchId, state: s.batchState, accepted, rows: s.rows }, 'batch finished; report written');
-    if (s.batchState === 'finished' || s.batchState === 'needs_reconciliation') {
-      const at = s.finishedAt ? new Date(s.finishedAt) : new Date();
-      const event = s.batchState === 'finished' ? 'batch.finished' : 'batch.needs_reconciliation';
-      await notifier.notify(event, figuresOfSummary(s), at);
-    }
+    await notifyBatchEnd(notifier, s);
     return s;
   };
 }
