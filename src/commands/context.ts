@@ -30,7 +30,7 @@ import type { WorkerSettings } from '../../jobs/index.js';
 import { userInfo } from 'node:os';
 import { serviceAddress, tokenFingerprint } from '../submit/service-address.js';
 import { actorText, type Actor } from '../ledger/actions.js';
-import { createNotifier, NO_NOTIFIER, type Notifier } from '../notify/notifier.js';
+import type { Notifier } from '../notify/notifier.js';
 import { notifyAwaitingApproval } from '../notify/batch-events.js';
 
 /** What every command gets. */
@@ -85,11 +85,18 @@ export interface QueueHandles {
  */
 export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = {}): Promise<QueueHandles> {
   // Loaded here, not at start-up: commands that never touch Redis (validate, --help) start faster.
-  const [{ Queue }, { closeRedis, connectRedis }, { startPrivateRedis }, { openLedger }] = await Promise.all([
+  const [
+    { Queue },
+    { closeRedis, connectRedis },
+    { startPrivateRedis },
+    { openLedger },
+    { createNotifier, NO_NOTIFIER },
+  ] = await Promise.all([
     import('bullmq'),
     import('../queue/connection.js'),
     import('../queue/private-redis.js'),
     import('../ledger/index.js'),
+    import('../notify/notifier.js'),
   ]);
   let url = ctx.config.redisUrl ?? DEFAULT_REDIS_URL;
   let privateRedis: PrivateRedis | undefined;

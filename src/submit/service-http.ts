@@ -5,7 +5,17 @@
  * never follows redirects: whether a request may be sent again is for its caller to decide. It
  * returns what happened as data, and throws nothing.
  */
-import { Agent, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher } from 'undici';
+
+/**
+ * undici, loaded when the first transport is opened: commands that send nothing (`import`,
+ * `validate`, `report`, …) never load it (about a tenth of a second of each start).
+ */
+let undici: typeof import('undici') | undefined;
+function loadUndici(): typeof import('undici') {
+  return (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici'));
+}
 
 /** What one POST came to: a response (any status), or an error and whether the request may have left. */
 export type HttpResult =
@@ -44,7 +54,7 @@ export function endpointUrl(baseUrl: string, path: string): URL {
 
 /** Opens a pooled transport. Call `close()` when done. */
 export function createServiceHttp(opts: ServiceHttpOptions): ServiceHttp {
-  const dispatcher = new Agent({
+  const dispatcher = new (loadUndici().Agent)({
     connect: { timeout: opts.connectTimeoutMs },
     headersTimeout: opts.requestTimeoutMs,
     bodyTimeout: opts.requestTimeoutMs,
