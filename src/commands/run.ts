@@ -25,6 +25,7 @@ import {
   type QueueHandles,
 } from './context.js';
 import type { Ledger } from '../ledger/index.js';
+import { registerKey } from '../ledger/payout-register.js';
 
 /** Options of `run` and `import`. */
 export interface RunOptions extends Omit<ImportOptions, 'payAgain'> {
@@ -193,8 +194,10 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     process.removeListener('SIGTERM', onSignal);
     if (handles) {
       if (opts.sandbox) {
-        // A sandbox run's ledger and jobs are of no use after it: its report is on disk.
+        // A sandbox run's ledger and jobs are of no use after it: its report is on disk. Its payout
+        // register too: the prefix is this run's own, so only this batch's payees are in it.
         if (batchId) await handles.ledger.deleteBatch(batchId).catch(() => undefined);
+        await handles.redis.del(registerKey(handles.prefix)).catch(() => undefined);
         await handles.queue.obliterate({ force: true }).catch(() => undefined);
       }
       await handles.close();

@@ -11,7 +11,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { toPiasters, formatPiasters } from '../../src/money.js';
 import { runCli, ROOT } from '../support/cli.js';
-import { TEST_REDIS_URL, deleteKeys, testPrefix } from '../support/redis.js';
+import { TEST_REDIS_URL, deleteKeys, keysUnder, testPrefix } from '../support/redis.js';
 
 const VALID = join(ROOT, 'samples', 'payouts.csv');
 const ERRORS = join(ROOT, 'samples', 'payouts-with-errors.csv');
@@ -95,6 +95,9 @@ describe('samples run end to end', () => {
     expect(summary.byStatus.accepted).toEqual({ rows: 200, amount: fileTotal });
     expect(summary.total.amount).toBe(fileTotal);
     expect(JSON.stringify(summary)).not.toContain(TOKEN);
+    // A sandbox run leaves nothing in Redis that stays: its queue, ledger and payout register are
+    // removed (the queue's rate-limit key expires by itself).
+    expect(await keysUnder(env.CASHOUT_REDIS_PREFIX!, { lasting: true })).toEqual([]);
   });
 
   it('validate names each mistake of the error sample with its line and exits 1', async () => {
