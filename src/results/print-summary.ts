@@ -45,7 +45,9 @@ export function formatSummary(s: ReportSummary, reportDir: string): string {
   if (s.haltReason) lines.push(`Stopped: ${s.haltReason}`);
   if (s.refusalReason) lines.push(`Refused: ${s.refusalReason}`);
   if (s.batchState === 'awaiting_approval')
-    lines.push(`Awaiting approval by someone other than the importer: cashout approve ${s.batchId} --as <name>`);
+    lines.push(
+      `Awaiting approval by another person (another system or dashboard user than the importer): cashout approve ${s.batchId}`,
+    );
   lines.push(`Report: ${join(reportDir, 'results.csv')}`);
   lines.push(`Summary: ${join(reportDir, 'summary.html')}`);
   return `${lines.join('\n')}\n`;

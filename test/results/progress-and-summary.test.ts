@@ -76,6 +76,16 @@ describe('printed summary', () => {
     expect(withoutAmountWords({ rows: 3, amount: '1.00', withoutAmount: 1 })).toBe(' and 1 row with no valid amount');
     expect(withoutAmountWords({ rows: 3, amount: '1.00' })).toBe('');
   });
+
+  it('for a batch awaiting approval, names the command another person runs, without a label that would not do', () => {
+    const tally = { rows: 2, amount: '300.00' };
+    const s = { ...summary({ pending: tally }, { ...tally }, 0), batchState: 'awaiting_approval' as const };
+    const text = formatSummary(s, '/reports/0123456789abcdef');
+    expect(text).toContain('Awaiting approval by another person');
+    expect(text).toContain('cashout approve 0123456789abcdef\n');
+    // `--as` only adds a label to the system user: the importer typing another name is still refused.
+    expect(text).not.toContain('--as');
+  });
 });
 
 describe('problem groups', () => {
