@@ -146,10 +146,13 @@ function checkCells(row: Cells, rules: RowRules, issues: RowIssue[]): void {
       } else {
         const suggestions = suggestBanks(rules.banks, bank);
         const near = suggestions.length > 0 && foldBankName(suggestions[0]!) === foldBankName(bank);
+        // One suggested name is also the row's `suggestion` (the value to write instead); several
+        // are only named in the message.
         issues.push({
           column: 'bank_name',
           code: near ? 'bank_near_match' : 'bank_unknown',
           found: bank,
+          ...(suggestions.length === 1 ? { suggestion: suggestions[0]! } : {}),
           params: { banks: suggestions },
         });
       }

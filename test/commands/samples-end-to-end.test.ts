@@ -106,6 +106,24 @@ describe('samples run end to end', () => {
     for (const line of await expectedIssueLines()) expect(res.stdout).toContain(`line ${line}, `);
   });
 
+  it('validate --errors-file gives the one name or value of every "did you mean" as the suggestion to paste', async () => {
+    const errorsFile = join(reportsRoot, 'errors-file.csv');
+    const res = await runCli(['validate', ERRORS, '--errors-file', errorsFile], { CASHOUT_LOG_LEVEL: 'warn' });
+    expect(res.code).toBe(1);
+    const rows = await readCsv(errorsFile);
+    const meant = rows
+      .map((r) => ({ r, m: /\(did you mean "((?:[^"]|"")*)"\?\)$/.exec(r.message!) }))
+      .filter((x) => x.m !== null);
+    expect(meant.length).toBeGreaterThanOrEqual(14);
+    for (const { r, m } of meant)
+      expect({ line: r.line, suggestion: r.suggestion }).toEqual({
+        line: r.line,
+        suggestion: m![1]!.replace(/""/g, '"'),
+      });
+    // Bank names among them: a misspelled name and names that differ in spacing or dashes only.
+    expect(meant.filter(({ r }) => r.column === 'bank_name').length).toBeGreaterThanOrEqual(3);
+  });
+
   it('run on the error sample sends nothing and reports every row (all-or-nothing)', async () => {
     const before = sandbox.received();
     const { env, reports } = await envFor('errors', 'shared');
