@@ -199,9 +199,15 @@ export function describeRefusal(
   }
 }
 
-/** A state in words ("not sent", "reconciled created"). */
+/** States whose words are not their name's: what a person did to them. */
+const STATE_WORDS: Readonly<Record<string, string>> = {
+  reconciled_created: 'resolved as created',
+  reconciled_not_created: 'resolved as not created',
+};
+
+/** A state in words ("not sent", "resolved as created"). */
 export function stateWords(state: string): string {
-  return state.replaceAll('_', ' ');
+  return STATE_WORDS[state] ?? state.replaceAll('_', ' ');
 }
 
 // --- Batches ---------------------------------------------------------------------------------

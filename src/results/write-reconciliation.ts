@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { Ledger, LedgerRequest } from '../ledger/index.js';
-import { formatPiasters } from '../money.js';
+import { formatPiasters, groupDigits } from '../money.js';
 import { maskNumber } from '../mask.js';
 import { openCsvOut, type CsvOutOptions } from './csv-out.js';
 
@@ -75,7 +75,7 @@ export async function writeReconciliation(
   const lines: string[] = [];
   for (const r of requests) {
     lines.push(
-      `request ${r.seq}: sent ${r.sendingAt ?? '?'}, ${r.walletLines.length + r.bankLines.length} items, EGP ${formatPiasters(r.totalPiasters)} — ${r.message ?? 'outcome unknown'}`,
+      `request ${r.seq}: sent ${r.sendingAt ?? '?'}, ${r.walletLines.length + r.bankLines.length} items, EGP ${groupDigits(formatPiasters(r.totalPiasters))} — ${r.message ?? 'outcome unknown'}`,
     );
     const wallets = r.body.mobile_wallets ?? [];
     const banks = r.body.bank_accounts ?? [];

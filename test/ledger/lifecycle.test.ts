@@ -13,6 +13,7 @@ import {
   transition,
   type RequestAction,
   type RequestState,
+  describeRefusal,
 } from '../../src/ledger/lifecycle.js';
 
 const moves = (pred: (from: RequestState, action: RequestAction, to: RequestState) => boolean) =>
@@ -85,6 +86,20 @@ describe('the payout register', () => {
     );
     expect(lua).toContain(
       "local PENDING_HOLDS_IN = {['staging'] = true, ['awaiting_approval'] = true, ['queued'] = true, ['halted'] = true, ['finished'] = true, ['needs_reconciliation'] = true}",
+    );
+  });
+});
+
+describe('refusals in words', () => {
+  it('names a request a person resolved by what they did', () => {
+    expect(describeRefusal('already_final', 'b1', 5, 'reconciled_created')).toBe(
+      'request 5 of batch b1 is already resolved as created; it is not sent again',
+    );
+    expect(describeRefusal('not_unknown', 'b1', 5, 'reconciled_not_created')).toBe(
+      'request 5 of batch b1 is resolved as not created, not unknown; only unknown requests are resolved',
+    );
+    expect(describeRefusal('already_final', 'b1', 5, 'accepted')).toBe(
+      'request 5 of batch b1 is already accepted; it is not sent again',
     );
   });
 });
