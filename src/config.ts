@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { distance } from 'fastest-levenshtein';
 import { CONFIG_DEFAULTS as D } from './config-defaults.js';
 import { CashoutError } from './errors.js';
 import { parseHost } from './host-guard.js';
@@ -248,6 +249,20 @@ export interface Config {
 /** Keys the project reads; any other `CASHOUT_*` key is refused. */
 export const CONFIG_KEYS = Object.keys(EnvSchema.shape);
 
+/** The known setting closest to `key`, when near enough to be a typo (a few letters off). */
+function closestSetting(key: string): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of CONFIG_KEYS) {
+    const d = distance(k, key);
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
+  }
+  return bestD <= Math.max(2, Math.floor((key.length - 'CASHOUT_'.length) / 4)) ? best : undefined;
+}
+
 /** Reads `.env` from `cwd` (if any) into a copy of `env`, without overriding set variables. */
 export function withDotEnv(env: NodeJS.ProcessEnv, cwd: string): Record<string, string | undefined> {
   const file = `${cwd}/.env`;
@@ -290,9 +305,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (v === undefined || v === '') continue;
     if (k.startsWith('SANDBOX_')) sandboxFaults[k] = v;
     if (k.startsWith('CASHOUT_') && !CONFIG_KEYS.includes(k)) {
+      const near = closestSetting(k);
       throw new CashoutError(
         'config_invalid',
-        `unknown setting ${k}; known CASHOUT_ settings are listed in .env.example`,
+        `unknown setting ${k}${near ? ` (did you mean ${near}?)` : ''}; known CASHOUT_ settings are listed in .env.example`,
         { key: k },
       );
     }

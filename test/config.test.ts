@@ -123,6 +123,18 @@ describe('parseConfig values', () => {
     },
   );
 
+  it.each([
+    ['CASHOUT_CONCURRANCY', 'CASHOUT_CONCURRENCY'],
+    ['CASHOUT_ITEMS_PER_REQUESTS', 'CASHOUT_ITEMS_PER_REQUEST'],
+    ['CASHOUT_API_TOKN', 'CASHOUT_API_TOKEN'],
+  ])('unknown setting %s names the setting it looks like, %s', (key, near) => {
+    expect(caught(() => parseConfig({ [key]: '1' })).message).toContain(`(did you mean ${near}?)`);
+  });
+
+  it('an unknown setting like no known one is named without a guess', () => {
+    expect(caught(() => parseConfig({ CASHOUT_TYPO: '1' })).message).not.toContain('did you mean');
+  });
+
   it('variables outside the CASHOUT_ namespace are ignored', () => {
     expect(parseConfig({ PATH: '/usr/bin', HOME: '/root', CASHOUTX: 'y' }).itemsPerRequest).toBe(50);
   });
