@@ -19,6 +19,7 @@ const LAYERS = [
     'src/stop-signals.ts',
     'src/batch-id.ts',
     'src/host-guard.ts',
+    'src/closest-name.ts',
     'src/config-defaults.ts',
   ],
   // settings, logging, the service's contract, Redis connections and queues

@@ -8,9 +8,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
-import { distance } from 'fastest-levenshtein';
 import { CONFIG_DEFAULTS as D } from './config-defaults.js';
 import { CashoutError } from './errors.js';
+import { closestName } from './closest-name.js';
 import { parseHost } from './host-guard.js';
 
 export { CONFIG_DEFAULTS, SANDBOX_FAULT_DEFAULTS } from './config-defaults.js';
@@ -251,16 +251,7 @@ export const CONFIG_KEYS = Object.keys(EnvSchema.shape);
 
 /** The known setting closest to `key`, when near enough to be a typo (a few letters off). */
 function closestSetting(key: string): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const k of CONFIG_KEYS) {
-    const d = distance(k, key);
-    if (d < bestD) {
-      best = k;
-      bestD = d;
-    }
-  }
-  return bestD <= Math.max(2, Math.floor((key.length - 'CASHOUT_'.length) / 4)) ? best : undefined;
+  return closestName(key, CONFIG_KEYS, Math.max(2, Math.floor((key.length - 'CASHOUT_'.length) / 4)));
 }
 
 /** Reads `.env` from `cwd` (if any) into a copy of `env`, without overriding set variables. */

@@ -2,7 +2,7 @@
  * The payout CSV template: its columns, which channel uses each, and the header check.
  * Header names are case-insensitive and trimmed; column order is free (README "CSV template").
  */
-import { distance } from 'fastest-levenshtein';
+import { closestName } from '../closest-name.js';
 import { CashoutError } from '../errors.js';
 
 /** Every column of the template, in the order the README documents them. */
@@ -39,19 +39,9 @@ export type HeaderIndex = Readonly<Record<ColumnName, number>>;
 
 /** The closest known column name to `name`, if one is near enough to be a plausible typo. */
 export function closestColumn(name: string): ColumnName | undefined {
-  let best: ColumnName | undefined;
-  let bestD = Infinity;
-  for (const c of COLUMNS) {
-    const d = distance(c, name);
-    if (d < bestD) {
-      best = c;
-      bestD = d;
-    }
-  }
-  return bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+  return closestName(name, COLUMNS, Math.max(2, Math.floor(name.length / 3)));
 }
 
-/** Normalises a header cell: BOM removed, trimmed, lower case. */
 export function normaliseHeaderName(raw: string): string {
   return raw
     .replace(/^\uFEFF/, '')
