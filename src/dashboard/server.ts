@@ -271,11 +271,9 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     // The payments of each unknown request, for the person who looks them up (numbers masked):
     // only these requests' bodies are read.
     const itemsOf: Record<number, ReturnType<typeof requestItems>> = {};
-    for (const r of requests) {
-      if (r.state !== 'unknown') continue;
-      const full = await deps.ledger.getRequest(id, r.seq);
-      if (full) itemsOf[r.seq] = requestItems(full);
-    }
+    const unknown = requests.filter((r) => r.state === 'unknown');
+    const bodies = await Promise.all(unknown.map((r) => deps.ledger.getRequest(id, r.seq)));
+    for (const full of bodies) if (full) itemsOf[full.seq] = requestItems(full);
     const view = await batchView(deps.ledger, batch);
     const pageNo = Number((req.query as Record<string, unknown>).page ?? 1);
     const review = view.state === 'awaiting_approval' ? await batchReview(deps.ledger, batch, pageNo) : undefined;
