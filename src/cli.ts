@@ -99,7 +99,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('run')
     .description('import a payout CSV, submit every withdrawal request until final, write the report')
     .argument('<file>', 'payout CSV')
-    .option('--sandbox', 'use a local stand-in of the service (and a private Redis if none runs)')
+    .option(
+      '--sandbox',
+      'use a local stand-in of the service (and a private Redis if none runs); the report goes to the sandbox/ folder of the reports folder',
+    )
     .option('--partial', 'send the valid rows even when some rows are invalid; invalid ones go to rejected-rows.csv')
     .addOption(delimiterOption())
     .addOption(encodingOption())

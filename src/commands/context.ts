@@ -28,6 +28,7 @@ import { readOptionsFrom } from '../import/read-rows.js';
 import { createPaymentClient, type PaymentClient } from '../submit/payment-client.js';
 import type { WorkerSettings } from '../../jobs/index.js';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { serviceAddress, tokenFingerprint } from '../submit/service-address.js';
 import { actorText, type Actor } from '../ledger/actions.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -64,6 +65,9 @@ export function loadContext(env?: NodeJS.ProcessEnv, cwd?: string): AppContext {
   };
 }
 
+/** The folder of CASHOUT_REPORTS_DIR that holds the report folders of sandbox runs. */
+export const SANDBOX_REPORTS = 'sandbox';
+
 /** Redis-side handles of a command. */
 export interface QueueHandles {
   readonly redis: Redis;
@@ -72,6 +76,13 @@ export interface QueueHandles {
   readonly queue: Queue<SubmitJobData>;
   readonly ledger: Ledger;
   readonly prefix: string;
+  /**
+   * The folder under which batches imported through these handles keep their report folders:
+   * CASHOUT_REPORTS_DIR, or its `sandbox/` folder for a sandbox run. The same file gives the same
+   * batch id, so a rehearsal in the sandbox must never write into the folder of a real batch of
+   * that file (its copy of the file, its row notes, its results).
+   */
+  readonly reportsDir: string;
   readonly privateRedis?: PrivateRedis;
   /** Queues batch notifications (CASHOUT_WEBHOOK_URLS); queues nothing for a sandbox run. */
   readonly notifier: Notifier;
@@ -132,6 +143,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
     queue,
     ledger,
     prefix,
+    reportsDir: opts.sandbox ? join(ctx.config.reportsDir, SANDBOX_REPORTS) : ctx.config.reportsDir,
     ...(privateRedis ? { privateRedis } : {}),
     notifier,
     async close() {
@@ -181,7 +193,7 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     queue: handles.queue,
     rules: ctx.rules,
     log: ctx.log,
-    reportsDir: ctx.config.reportsDir,
+    reportsDir: handles.reportsDir,
     itemsPerRequest: ctx.config.itemsPerRequest,
     csvBom: ctx.config.csvBom,
     serviceUrl: serviceAddress(serviceUrl),

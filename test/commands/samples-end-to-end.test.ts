@@ -10,6 +10,7 @@ import { parse } from 'csv-parse/sync';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { toPiasters, formatPiasters } from '../../src/money.js';
+import { SANDBOX_REPORTS } from '../../src/commands/context.js';
 import { runCli, ROOT } from '../support/cli.js';
 import { TEST_REDIS_URL, deleteKeys, keysUnder, testPrefix } from '../support/redis.js';
 
@@ -78,7 +79,10 @@ describe('samples run end to end', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/accepted\s+200/);
 
-    const dir = await onlyBatchDir(reports);
+    // A sandbox run's report goes to the reports folder's sandbox/ folder, nowhere else.
+    expect(await readdir(reports)).toEqual([SANDBOX_REPORTS]);
+    const dir = await onlyBatchDir(join(reports, SANDBOX_REPORTS));
+    expect(res.stdout).toContain(join(dir, 'results.csv'));
     const results = await readCsv(join(dir, 'results.csv'));
     const input = await sampleRows(VALID);
     expect(results).toHaveLength(input.size);
@@ -177,5 +181,30 @@ describe('samples run end to end', () => {
     expect(rejected.slice(1).map((r) => r.slice(2))).toEqual(invalidRecords);
     expect(rejected.slice(1).map((r) => Number(r[0]))).toEqual([...issues].sort((a, b) => a - b));
     expect(rejected.slice(1).every((r) => /^\w+: /.test(r[1]!))).toBe(true);
+  });
+
+  it('a sandbox rehearsal of a file leaves the report folder of the real batch of the same file as it was', async () => {
+    // The same file gives the same batch id: imported for real (queued, nothing sent yet), then
+    // rehearsed with --sandbox in the same reports folder.
+    const { env, reports } = await envFor('rehearsal', 'shared');
+    const imported = await runCli(['import', VALID], env);
+    expect(imported.code).toBe(0);
+    const batchId = /Batch ([0-9a-f]{16}) queued/.exec(imported.stdout)![1]!;
+    const realDir = join(reports, batchId);
+    const before = new Map<string, string>();
+    for (const name of await readdir(realDir)) before.set(name, await readFile(join(realDir, name), 'utf8'));
+    expect([...before.keys()]).not.toContain('results.csv');
+
+    const rehearsal = await runCli(['run', VALID, '--sandbox'], env);
+    expect(rehearsal.code).toBe(0);
+    expect(rehearsal.stdout).toMatch(/accepted\s+200/);
+    const rehearsalDir = join(reports, SANDBOX_REPORTS, batchId);
+    expect(rehearsal.stdout).toContain(join(rehearsalDir, 'results.csv'));
+    expect(await readdir(rehearsalDir)).toContain('results.csv');
+
+    // The real batch's folder: the same files with the same content, and no results from the rehearsal.
+    const after = new Map<string, string>();
+    for (const name of await readdir(realDir)) after.set(name, await readFile(join(realDir, name), 'utf8'));
+    expect(after).toEqual(before);
   });
 });
