@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildDashboard } from '../../src/dashboard/server.js';
 import { API_ROUTE_PREFIX, httpApi } from '../../src/api/routes.js';
 import { OPENAPI_DOCUMENT } from '../../src/api/openapi.js';
 import { apiKeyStore } from '../../src/api/api-keys.js';
 import { AUTH_FAILURES_ALLOWED } from '../../src/api/auth-limit.js';
 import { openTestPipeline, type TestPipeline } from '../support/pipeline.js';
+import { startTestDashboard } from '../support/dashboard.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
@@ -47,17 +47,7 @@ describe('HTTP API: OpenAPI document and guards', () => {
 
   beforeAll(async () => {
     p = await openTestPipeline('http-api-doc');
-    app = await buildDashboard({
-      ledger: p.ledger,
-      queue: p.queue,
-      redis: p.redis,
-      prefix: p.prefix,
-      log: p.log,
-      users: 'none',
-      secureCookies: false,
-      api: { import: undefined, maxFileBytes: 1000 },
-    });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    ({ app, base } = await startTestDashboard(p, { users: 'none', api: { import: undefined, maxFileBytes: 1000 } }));
   });
   afterAll(async () => {
     await app?.close();

@@ -12,7 +12,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
-import { buildDashboard } from '../../src/dashboard/server.js';
 import { hashPassword } from '../../src/dashboard/users.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
@@ -20,11 +19,11 @@ import { apiKeyStore } from '../../src/api/api-keys.js';
 import { createNotifier, type Notifier } from '../../src/notify/notifier.js';
 import { notifyAwaitingApproval, reportAndNotifyDone } from '../../src/notify/batch-events.js';
 import { verifySignature } from '../../src/notify/signature.js';
-import { createPaymentClient } from '../../src/submit/payment-client.js';
 import { freePort } from '../../src/queue/private-redis.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { startNotifyWorker, startSubmitWorker, type NotifyWorker, type RunningWorker } from '../../jobs/index.js';
+import { startNotifyWorker, type NotifyWorker } from '../../jobs/index.js';
 import { openTestPipeline, type TestPipeline } from '../support/pipeline.js';
+import { startTestDashboard } from '../support/dashboard.js';
 
 const TOKEN = 'http-api-test-token';
 const SECRET = 'a-webhook-secret-of-some-length';
@@ -63,9 +62,8 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
   let app: FastifyInstance;
   let base: string;
   let notifier: Notifier;
-  let worker: RunningWorker;
+  let worker: { close(): Promise<void> };
   let notifyWorker: NotifyWorker;
-  let client: ReturnType<typeof createPaymentClient>;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let downUrl: string;
   let makerKey: string;
@@ -82,59 +80,30 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
       p.prefix,
       p.log,
     );
-    const rules = { banks: loadBankList(), walletCountries: ['EG'], maxFieldLength: 255 };
-    app = await buildDashboard({
-      ledger: p.ledger,
-      queue: p.queue,
-      redis: p.redis,
-      prefix: p.prefix,
-      log: p.log,
+    const dashboard = await startTestDashboard(p, {
       users: new Map([['someone', await hashPassword('correct horse battery staple')]]),
-      secureCookies: false,
       api: {
-        import: {
-          ledger: p.ledger,
-          queue: p.queue,
-          rules,
-          log: p.log,
-          reportsDir: p.reportsDir,
+        import: p.importDeps({
           itemsPerRequest: 2,
           serviceUrl: sandbox.url,
           policy: { requireApproval: true, approvalExpiryHours: 1 },
           onAwaitingApproval: notifyAwaitingApproval(notifier),
-        },
+        }),
         maxFileBytes: 1_000_000,
       },
     });
-    base = `${await app.listen({ host: '127.0.0.1', port: 0 })}/api/v1`;
+    app = dashboard.app;
+    base = `${dashboard.base}/api/v1`;
     const keys = apiKeyStore(p.redis, p.prefix);
     makerKey = (await keys.create('payroll-system')).key;
     checkerKey = (await keys.create('amira')).key;
-    client = createPaymentClient({
+    worker = p.startWorker({
       baseUrl: sandbox.url,
       token: TOKEN,
-      requestTimeoutMs: 2000,
-      connectTimeoutMs: 1000,
+      concurrency: 1,
       connections: 2,
+      onBatchDone: async (id) => void (await reportAndNotifyDone(p.ledger, notifier, p.log)(id)),
     });
-    worker = startSubmitWorker(
-      {
-        connection: p.workerRedis,
-        prefix: p.prefix,
-        concurrency: 1,
-        rateLimitPerSecond: 0,
-        connectRetries: 0,
-        connectBackoffMs: 10,
-        requestTimeoutMs: 2000,
-      },
-      {
-        ledger: p.ledger,
-        client,
-        log: p.log,
-        queue: p.queue,
-        onBatchDone: async (id) => void (await reportAndNotifyDone(p.ledger, notifier, p.log)(id)),
-      },
-    );
     notifyWorker = startNotifyWorker(
       { connection: p.workerRedis, prefix: p.prefix },
       { secret: SECRET, timeoutMs: 1000, redis: p.redis, prefix: p.prefix, log: p.log },
@@ -144,7 +113,6 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     await worker?.close();
     await notifyWorker?.close();
     await notifier?.close();
-    await client?.close();
     await app?.close();
     await sandbox?.close();
     await new Promise((resolve) => receiver?.server.close(resolve));

@@ -9,9 +9,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { registerBullBoard } from '../../src/dashboard/bull-board.js';
 import { requestJobId } from '../../src/batch-id.js';
-import { createPaymentClient } from '../../src/submit/payment-client.js';
 import { writeReconciliation } from '../../src/results/write-reconciliation.js';
-import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { isCashoutError } from '../../src/errors.js';
 import { freePort } from '../../src/queue/private-redis.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
@@ -25,8 +23,7 @@ describe('reconciliation and retries from the dashboard', () => {
   let p: TestPipeline;
   let app: FastifyInstance;
   let board: string;
-  let worker: RunningWorker;
-  let client: ReturnType<typeof createPaymentClient>;
+  let worker: { close(): Promise<void> };
 
   beforeAll(async () => {
     sandbox = await startSandbox({ token: TOKEN, banks: loadBankList() });
@@ -34,29 +31,10 @@ describe('reconciliation and retries from the dashboard', () => {
     app = Fastify();
     await registerBullBoard(app, [p.queue]);
     board = `${await app.listen({ host: '127.0.0.1', port: 0 })}/queues/api/queues/cashout-submit`;
-    client = createPaymentClient({
-      baseUrl: sandbox.url,
-      token: TOKEN,
-      requestTimeoutMs: 2000,
-      connectTimeoutMs: 1000,
-      connections: 4,
-    });
-    worker = startSubmitWorker(
-      {
-        connection: p.workerRedis,
-        prefix: p.prefix,
-        concurrency: 2,
-        rateLimitPerSecond: 0,
-        connectRetries: 0,
-        connectBackoffMs: 10,
-        requestTimeoutMs: 2000,
-      },
-      { ledger: p.ledger, client, log: p.log, queue: p.queue },
-    );
+    worker = p.startWorker({ baseUrl: sandbox.url, token: TOKEN, connections: 4 });
   });
   afterAll(async () => {
     await worker.close();
-    await client.close();
     await app.close();
     await sandbox.close();
     await p.close();

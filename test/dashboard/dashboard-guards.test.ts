@@ -8,14 +8,14 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildDashboard, SESSION_COOKIE } from '../../src/dashboard/server.js';
-import { hashPassword } from '../../src/dashboard/users.js';
+import { SESSION_COOKIE } from '../../src/dashboard/server.js';
 import { KNOWN_BROWSER_COOKIE } from '../../src/dashboard/login-limit.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { freePort } from '../../src/queue/private-redis.js';
 import { requestJobId } from '../../src/batch-id.js';
 import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { startTestDashboard, staffUsers } from '../support/dashboard.js';
 
 const PASSWORD = 'a long enough password';
 const TOKEN = 'guards-token';
@@ -116,17 +116,7 @@ describe('dashboard guards', () => {
     const waiting = await p.importCsv(waitingCsv, { itemsPerRequest: 1 });
     ids.waiting = [requestJobId(waiting.batchId, 1), requestJobId(waiting.batchId, 2)];
 
-    const hash = await hashPassword(PASSWORD);
-    app = await buildDashboard({
-      ledger: p.ledger,
-      queue: p.queue,
-      redis: p.redis,
-      prefix: p.prefix,
-      log: p.log,
-      users: new Map(['maker', 'alice', 'bob', 'carol'].map((u) => [u, hash])),
-      secureCookies: false,
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
+    ({ app } = await startTestDashboard(p, { users: await staffUsers(PASSWORD, ['maker', 'alice', 'bob', 'carol']) }));
     port = (app.server.address() as { port: number }).port;
     origin = `http://127.0.0.1:${port}`;
     const res = await login('maker', PASSWORD, '127.0.0.1');
@@ -335,18 +325,8 @@ describe('dashboard guards', () => {
     });
 
     it('without a login (--no-auth) too: a page on another name cannot read batches or post a resolve', async () => {
-      const local = await buildDashboard({
-        ledger: p.ledger,
-        queue: p.queue,
-        redis: p.redis,
-        prefix: p.prefix,
-        log: p.log,
-        users: 'none',
-        secureCookies: false,
-        allowedHosts: ['cashout.example.com'],
-      });
+      const { app: local } = await startTestDashboard(p, { users: 'none', allowedHosts: ['cashout.example.com'] });
       try {
-        await local.listen({ host: '127.0.0.1', port: 0 });
         const localPort = (local.server.address() as { port: number }).port;
         const foreign = `rebind.example:${localPort}`;
         const read = await send(localPort, 'GET', '/batches', { headers: { host: foreign } });

@@ -12,19 +12,16 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
-import { buildDashboard } from '../../src/dashboard/server.js';
-import { hashPassword } from '../../src/dashboard/users.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { importBatch, type ImportResult } from '../../src/batch/import-batch.js';
-import { createPaymentClient, type PaymentClient } from '../../src/submit/payment-client.js';
 import { writeReport } from '../../src/results/write-report.js';
 import { freePort } from '../../src/queue/private-redis.js';
 import { requestJobId } from '../../src/batch-id.js';
-import { startSubmitWorker, type RunningWorker } from '../../jobs/index.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
 import { findTestBrowser, launchTestBrowser } from '../support/browser.js';
+import { startTestDashboard, staffUsers } from '../support/dashboard.js';
 
 const PASSWORD = 'a long enough password';
 const TOKEN = 'browser-test-token';
@@ -37,40 +34,20 @@ describe('dashboard in a browser', () => {
   let base: string;
   let browser: Browser;
   let page: Page;
-  let worker: RunningWorker | undefined;
-  let client: PaymentClient | undefined;
+  let worker: { close(): Promise<void> } | undefined;
   const batches: Record<'finished' | 'awaiting' | 'notSent' | 'unknown' | 'errors', ImportResult> = {} as never;
 
+  /** A worker against `baseUrl` that writes each batch's report when it is final, as `cashout worker` does. */
   const startWorker = (baseUrl: string) => {
-    client = createPaymentClient({
+    worker = p.startWorker({
       baseUrl,
       token: TOKEN,
-      requestTimeoutMs: 2000,
-      connectTimeoutMs: 500,
       connections: 4,
+      onBatchDone: async (id) => void (await writeReport(p.ledger, id)),
     });
-    worker = startSubmitWorker(
-      {
-        connection: p.workerRedis,
-        prefix: p.prefix,
-        concurrency: 2,
-        rateLimitPerSecond: 0,
-        connectRetries: 0,
-        connectBackoffMs: 10,
-        requestTimeoutMs: 2000,
-      },
-      {
-        ledger: p.ledger,
-        client,
-        log: p.log,
-        queue: p.queue,
-        onBatchDone: async (id) => void (await writeReport(p.ledger, id)),
-      },
-    );
   };
   const stopWorker = async () => {
     await worker?.close();
-    await client?.close();
   };
   /** Waits until `fn()` returns `want` (beforeAll cannot use expect.poll). */
   const until = async <T>(fn: () => Promise<T>, want: T, timeoutMs = 10_000) => {
@@ -133,20 +110,7 @@ describe('dashboard in a browser', () => {
     batches.errors = await imp(join(PACKAGE_ROOT, 'samples', 'payouts-with-errors.csv'));
     await writeReport(p.ledger, batches.errors.batchId);
 
-    const users = new Map([
-      ['maker', await hashPassword(PASSWORD)],
-      ['checker', await hashPassword(PASSWORD)],
-    ]);
-    app = await buildDashboard({
-      ledger: p.ledger,
-      queue: p.queue,
-      redis: p.redis,
-      prefix: p.prefix,
-      log: p.log,
-      users,
-      secureCookies: false,
-    });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    ({ app, base } = await startTestDashboard(p, { users: await staffUsers(PASSWORD) }));
     browser = await launchTestBrowser();
     const { kind, executablePath } = await findTestBrowser();
     await writeFile(join(ARTIFACTS, 'browser.txt'), `${kind} ${executablePath} ${browser.version()}\n`);

@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildDashboard, SESSION_COOKIE } from '../../src/dashboard/server.js';
-import { hashPassword } from '../../src/dashboard/users.js';
+import { SESSION_COOKIE } from '../../src/dashboard/server.js';
 import { createMetrics } from '../../src/metrics.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { importBatch } from '../../src/batch/import-batch.js';
 import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { startTestDashboard, staffUsers } from '../support/dashboard.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -26,21 +26,10 @@ describe('dashboard', () => {
   beforeAll(async () => {
     p = await openTestPipeline('dashboard');
     sandbox = await startSandbox({ token: 't', banks: loadBankList() });
-    const users = new Map([
-      ['maker', await hashPassword(PASSWORD)],
-      ['checker', await hashPassword(PASSWORD)],
-    ]);
-    app = await buildDashboard({
-      ledger: p.ledger,
-      queue: p.queue,
-      redis: p.redis,
-      prefix: p.prefix,
-      log: p.log,
-      users,
-      secureCookies: false,
+    ({ app, base } = await startTestDashboard(p, {
+      users: await staffUsers(PASSWORD),
       metrics: createMetrics({ queues: [p.queue], ledger: p.ledger, defaultMetrics: false }),
-    });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    }));
   });
   afterAll(async () => {
     await app.close();
@@ -69,16 +58,11 @@ describe('dashboard', () => {
   };
   const importWithApproval = async (name: string, rows: string[], importedBy: string) =>
     importBatch(
-      {
-        ledger: p.ledger,
-        queue: p.queue,
-        rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 },
-        log: p.log,
-        reportsDir: p.reportsDir,
+      p.importDeps({
         itemsPerRequest: 10,
         serviceUrl: sandbox.url,
         policy: { requireApproval: true, approvalExpiryHours: 1 },
-      },
+      }),
       await p.writeCsv(name, rows),
       { importedBy },
     );
@@ -186,16 +170,7 @@ describe('dashboard', () => {
 
   it('a batch over the batch total limit is refused before anything is sent', async () => {
     const batch = await importBatch(
-      {
-        ledger: p.ledger,
-        queue: p.queue,
-        rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 },
-        log: p.log,
-        reportsDir: p.reportsDir,
-        itemsPerRequest: 10,
-        serviceUrl: sandbox.url,
-        policy: { maxBatchTotal: '150.00' },
-      },
+      p.importDeps({ itemsPerRequest: 10, serviceUrl: sandbox.url, policy: { maxBatchTotal: '150.00' } }),
       await p.writeCsv('over.csv', [walletRow(11, '100.00'), walletRow(12, '100.00')]),
     );
     expect(batch.state).toBe('refused');

@@ -15,13 +15,12 @@ import type { FastifyInstance } from 'fastify';
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { buildDashboard } from '../../src/dashboard/server.js';
-import { hashPassword } from '../../src/dashboard/users.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { writeReport } from '../../src/results/write-report.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { openTestPipeline, type TestPipeline } from '../support/pipeline.js';
+import { startTestDashboard, staffUsers } from '../support/dashboard.js';
 import { launchTestBrowser } from '../support/browser.js';
 
 const PASSWORD = 'a long enough password';
@@ -70,32 +69,16 @@ describe('paying a file in the browser', () => {
     sandbox = await startSandbox({ token: TOKEN, banks: loadBankList() });
     const client = { baseUrl: sandbox.url, token: TOKEN, serviceUrl: sandbox.url };
     worker = p.startWorker(client);
-    const users = new Map([
-      ['maker', await hashPassword(PASSWORD)],
-      ['checker', await hashPassword(PASSWORD)],
-    ]);
-    app = await buildDashboard({
-      ledger: p.ledger,
-      queue: p.queue,
-      redis: p.redis,
-      prefix: p.prefix,
-      log: p.log,
-      users,
-      secureCookies: false,
+    ({ app, base } = await startTestDashboard(p, {
+      users: await staffUsers(PASSWORD),
       timeZone: 'Africa/Cairo',
-      imports: {
-        ledger: p.ledger,
-        queue: p.queue,
-        rules: { banks: p.banks, walletCountries: ['EG'], maxFieldLength: 255 },
-        log: p.log,
-        reportsDir: p.reportsDir,
+      imports: p.importDeps({
         itemsPerRequest: 50,
         serviceUrl: sandbox.url,
         policy: { requireApproval: true, approvalExpiryHours: 1 },
         limits: { maxBytes: 1_000_000, maxRows: 1000, maxFieldLength: 255 },
-      },
-    });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+      }),
+    }));
     browser = await launchTestBrowser();
     maker = await login('maker');
     checker = await login('checker');

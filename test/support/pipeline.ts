@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parse } from 'csv-parse/sync';
-import { importBatch, type ImportOptions, type ImportResult } from '../../src/batch/import-batch.js';
+import { importBatch, type ImportDeps, type ImportOptions, type ImportResult } from '../../src/batch/import-batch.js';
 import { makeBankList, loadBankList, type BankList } from '../../src/contract/supported-banks.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { SUBMIT_QUEUE, type SubmitJobData } from '../../src/queue/queues.js';
@@ -55,6 +55,10 @@ export interface WorkerTarget {
   connectRetries?: number;
   concurrency?: number;
   serviceUrl?: string;
+  /** Connections of the worker's HTTP client (8 by default). */
+  connections?: number;
+  /** Called when a batch the worker sent is final (as `cashout worker` writes its report then). */
+  onBatchDone?: (batchId: string) => Promise<void>;
 }
 
 /** One isolated pipeline: its own prefix, queue, ledger and reports folder. */
@@ -74,6 +78,12 @@ export interface TestPipeline {
     path: string,
     opts?: ImportOptions & { itemsPerRequest?: number; serviceUrl?: string },
   ): Promise<ImportResult>;
+  /**
+   * What an import needs in this pipeline (its ledger, queue, bank list, log and reports folder),
+   * as the dashboard's uploads and the HTTP API take it; `extra` adds to it or replaces.
+   */
+  importDeps(extra: Partial<ImportDeps> & Pick<ImportDeps, 'itemsPerRequest' | 'serviceUrl'>): ImportDeps;
+
   /** Runs a worker against `baseUrl` until the batch is final; returns the report. */
   submit(batchId: string, target: WorkerTarget): Promise<{ summary: ReportSummary; rows: Record<string, string>[] }>;
   /** Starts a submit worker against `target.baseUrl` that checks batches against its address; the caller closes it. */
@@ -115,7 +125,7 @@ export async function openTestPipeline(
       token: target.token,
       requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
       connectTimeoutMs: 1_000,
-      connections: 8,
+      connections: target.connections ?? 8,
     });
     const worker = startSubmitWorker(
       {
@@ -128,7 +138,7 @@ export async function openTestPipeline(
         requestTimeoutMs: target.requestTimeoutMs ?? 2_000,
         ...(target.serviceUrl === undefined ? {} : { serviceUrl: target.serviceUrl }),
       },
-      { ledger, client, log, queue },
+      { ledger, client, log, queue, ...(target.onBatchDone ? { onBatchDone: target.onBatchDone } : {}) },
     );
     return {
       async close() {
@@ -153,6 +163,7 @@ export async function openTestPipeline(
       await writeFile(path, `${[HEADER, ...rows].join('\n')}\n`);
       return path;
     },
+    importDeps: (extra) => ({ ledger, queue, rules, log, reportsDir, ...extra }),
     importCsv(path, opts = {}) {
       const { itemsPerRequest, serviceUrl, ...importOptions } = opts;
       return importBatch(
