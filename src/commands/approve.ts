@@ -4,36 +4,24 @@
  * good. Both are recorded with the person (the system user, `--as` as a label beside it) and
  * shown in the batch's reports.
  */
-import { CashoutError, EXIT } from '../errors.js';
-import { isBatchId } from '../batch-id.js';
+import { EXIT } from '../errors.js';
 import { writeReport } from '../results/write-report.js';
 import { actorText, approveBatch, cancelBatch } from '../ledger/actions.js';
-import { cliActor, openQueues, type AppContext } from './context.js';
-
-function checkId(batchId: string): void {
-  if (!isBatchId(batchId))
-    throw new CashoutError(
-      'usage',
-      `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`,
-    );
-}
+import { cliActor, type AppContext } from './context.js';
+import { withBatch } from './batch-argument.js';
 
 /** `cashout approve <batch-id> [--as label]`: refused for the importer (by system user, whatever the label). */
 export async function approveCommand(ctx: AppContext, batchId: string, opts: { as?: string }): Promise<number> {
-  checkId(batchId);
   const actor = cliActor(opts.as);
   const by = actorText(actor);
-  const h = await openQueues(ctx);
-  try {
+  return withBatch(ctx, batchId, async (h) => {
     const n = await approveBatch(h.ledger, h.queue, batchId, actor);
     ctx.log.info({ batchId, by, requests: n }, 'batch approved');
     process.stdout.write(
       `Batch ${batchId} approved by ${by}: ${n} withdrawal requests queued; a running "cashout worker" sends them.\n`,
     );
     return EXIT.ok;
-  } finally {
-    await h.close();
-  }
+  });
 }
 
 /** `cashout cancel <batch-id> --note … [--as label]`. */
@@ -42,17 +30,13 @@ export async function cancelCommand(
   batchId: string,
   opts: { as?: string; note: string },
 ): Promise<number> {
-  checkId(batchId);
   const actor = cliActor(opts.as);
   const by = actorText(actor);
-  const h = await openQueues(ctx);
-  try {
+  return withBatch(ctx, batchId, async (h) => {
     await cancelBatch(h.ledger, batchId, actor, opts.note);
     await writeReport(h.ledger, batchId, { bom: ctx.config.csvBom });
     ctx.log.info({ batchId, by }, 'batch cancelled');
     process.stdout.write(`Batch ${batchId} cancelled by ${by}; nothing of it will be sent.\n`);
     return EXIT.ok;
-  } finally {
-    await h.close();
-  }
+  });
 }

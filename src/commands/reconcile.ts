@@ -5,31 +5,11 @@
  * itself: only a worker sends, and only what the ledger allows.
  */
 import { CashoutError, EXIT } from '../errors.js';
-import { isBatchId } from '../batch-id.js';
 import { writeReconciliation } from '../results/write-reconciliation.js';
 import { writeReport } from '../results/write-report.js';
 import { actorText, resolveRequest, retryRequest } from '../ledger/actions.js';
-import { cliActor, openQueues, type AppContext, type QueueHandles } from './context.js';
-
-async function withBatch<T>(
-  ctx: AppContext,
-  batchId: string,
-  fn: (h: QueueHandles, reportDir: string) => Promise<T>,
-): Promise<T> {
-  if (!isBatchId(batchId))
-    throw new CashoutError(
-      'usage',
-      `"${batchId}" is not a batch id (16 hexadecimal digits, as printed by run and import)`,
-    );
-  const handles = await openQueues(ctx);
-  try {
-    const batch = await handles.ledger.getBatch(batchId);
-    if (!batch) throw new CashoutError('batch_not_found', `no batch ${batchId} in the ledger at this Redis and prefix`);
-    return await fn(handles, batch.reportDir);
-  } finally {
-    await handles.close();
-  }
-}
+import { cliActor, type AppContext } from './context.js';
+import { withBatch } from './batch-argument.js';
 
 function requestNumber(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1)
@@ -39,7 +19,7 @@ function requestNumber(value: string): number {
 
 /** `cashout reconcile <batch-id>`: exit 0 when nothing is unknown, 1 when requests await a finding. */
 export async function reconcileCommand(ctx: AppContext, batchId: string): Promise<number> {
-  return withBatch(ctx, batchId, async (h, reportDir) => {
+  return withBatch(ctx, batchId, async (h, { reportDir }) => {
     const csv = { bom: ctx.config.csvBom };
     const { requests, text, path } = await writeReconciliation(h.ledger, batchId, reportDir, csv);
     if (requests.length === 0) {
@@ -74,7 +54,7 @@ export async function resolveCommand(
   const seq = requestNumber(request);
   const actor = cliActor(opts.as);
   const by = actorText(actor);
-  return withBatch(ctx, batchId, async (h, reportDir) => {
+  return withBatch(ctx, batchId, async (h, { reportDir }) => {
     await resolveRequest(h.ledger, batchId, seq, opts.created ? 'created' : 'not_created', actor, opts.note!);
     ctx.log.info({ batchId, seq, finding: opts.created ? 'created' : 'not_created', by }, 'reconciliation recorded');
     await writeReport(h.ledger, batchId, { bom: ctx.config.csvBom });

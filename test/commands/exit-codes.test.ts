@@ -135,6 +135,21 @@ describe('exit codes of the README table, through the cashout command', () => {
     expect(r.stderr).toContain(said);
   });
 
+  it.each([
+    ['report', []],
+    ['reconcile', []],
+    ['retry', ['1']],
+    ['approve', []],
+    ['cancel', ['--note', 'not ours']],
+  ])('2: %s of a batch id that is malformed, or that the ledger does not hold', async (command, rest) => {
+    const malformed = await runCli([command, 'b15119ce', ...rest], env());
+    expect(malformed.code, shown(malformed)).toBe(2);
+    expect(malformed.stderr).toContain('"b15119ce" is not a batch id (16 hexadecimal digits');
+    const unknown = await runCli([command, 'ffffffffffffffff', ...rest], env());
+    expect(unknown.code, shown(unknown)).toBe(2);
+    expect(unknown.stderr).toMatch(/no batch ffffffffffffffff/);
+  });
+
   it('3: Redis cannot be reached', async () => {
     const r = await runCli(['run', valid], env({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` }));
     expect(r.code, shown(r)).toBe(3);
