@@ -204,6 +204,32 @@ export const ERROR_CODES = {
     http: 503,
     situation: "Redis is not set up to keep the ledger's writes durable",
   },
+  // Answers of the HTTP API to the HTTP request itself (no command raises these).
+  unauthorized: {
+    exit: EXIT.usage,
+    http: 401,
+    situation: 'the HTTP API request has no API key, or one that is not valid',
+  },
+  too_many_failures: {
+    exit: EXIT.usage,
+    http: 429,
+    situation: 'too many HTTP API requests with a wrong API key came from this address; wait',
+  },
+  not_found: {
+    exit: EXIT.usage,
+    http: 404,
+    situation: 'the HTTP API has no such file for this batch',
+  },
+  bad_request: {
+    exit: EXIT.usage,
+    http: 400,
+    situation: 'the HTTP API request cannot be read as sent: its body, content type, size or parameters',
+  },
+  internal: {
+    exit: EXIT.internal,
+    http: 500,
+    situation: 'an unexpected failure; the server log has the details',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 /** Every error code the project raises: the keys of `ERROR_CODES`. */

@@ -18,8 +18,9 @@ describe('error codes', () => {
     expect(entry.situation).not.toMatch(/\n/);
   });
 
-  it('ends a command with 2 (usage and files) or 3 (Redis); anything not a CashoutError with 70', () => {
-    expect(new Set(codes.map((c) => ERROR_CODES[c].exit))).toEqual(new Set([EXIT.usage, EXIT.redis]));
+  it('ends a command with 2 (usage and files) or 3 (Redis); an unexpected failure, or anything not a CashoutError, with 70', () => {
+    expect(new Set(codes.map((c) => ERROR_CODES[c].exit))).toEqual(new Set([EXIT.usage, EXIT.redis, EXIT.internal]));
+    expect(codes.filter((c) => ERROR_CODES[c].exit === EXIT.internal)).toEqual(['internal']);
     expect(exitCodeFor(new Error('boom'))).toBe(EXIT.internal);
     expect(exitCodeFor('not an error')).toBe(EXIT.internal);
   });

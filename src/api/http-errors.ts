@@ -11,7 +11,15 @@ export function httpStatusOf(code: ErrorCode): number {
   return errorCodeEntry(code)?.http ?? 500;
 }
 
-/** Sends the API's error answer. */
-export function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+/**
+ * Sends the API's error answer `{ error: { code, message } }` with the status of `code` in
+ * `ERROR_CODES`, or `status` when given (a 4xx the HTTP layer itself decided, for `bad_request`).
+ */
+export function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  status = httpStatusOf(code),
+): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').send({ error: { code, message } });
 }

@@ -3,6 +3,7 @@
  * test (test/api/http-api-openapi.test.ts) checks that its paths and methods are exactly
  * the routes the API registers.
  */
+import { ERROR_CODES } from '../errors.js';
 
 const json = (schema: object) => ({ 'application/json': { schema } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -250,7 +251,14 @@ export const OPENAPI_DOCUMENT = {
         properties: {
           error: {
             type: 'object',
-            properties: { code: { type: 'string' }, message: { type: 'string' } },
+            properties: {
+              code: {
+                type: 'string',
+                enum: Object.keys(ERROR_CODES),
+                description: 'the table of README "Error codes"',
+              },
+              message: { type: 'string' },
+            },
             required: ['code', 'message'],
           },
         },

@@ -29,7 +29,7 @@ import { listDeliveries } from '../notify/deliveries.js';
 import { apiKeyStore, type ApiKeyRecord } from './api-keys.js';
 import { authLimiter } from './auth-limit.js';
 import { freshSummary, importProblems, resultRows } from './batch-report.js';
-import { httpStatusOf, sendError } from './http-errors.js';
+import { sendError } from './http-errors.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { receiveUpload, uploadFileName } from './receive-upload.js';
 
@@ -120,7 +120,7 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       if (wait > 0) {
         reply.header('retry-after', String(wait));
         const text = 'too many requests with a wrong API key from this address; wait';
-        return sendError(reply, 429, 'too_many_failures', text);
+        return sendError(reply, 'too_many_failures', text);
       }
       const auth = req.headers.authorization ?? '';
       const m = /^Bearer ([^\s]+)$/.exec(auth);
@@ -131,7 +131,7 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
         deps.log.warn({ address: req.ip, route }, 'API request refused: missing or wrong API key');
         reply.header('www-authenticate', 'Bearer');
         const text = 'send an API key as "Authorization: Bearer <key>" (cashout api-key create)';
-        return sendError(reply, 401, 'unauthorized', text);
+        return sendError(reply, 'unauthorized', text);
       }
       (req as Authed).apiKey = key;
       return undefined;
@@ -142,14 +142,14 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
         const user = (req as Authed).apiKey?.name;
         const route = req.routeOptions.url;
         deps.log.warn({ user, route, code: err.code, reason: err.message }, 'API request refused');
-        return sendError(reply, httpStatusOf(err.code), err.code, err.message);
+        return sendError(reply, err.code, err.message);
       }
       const status = (err as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500) {
-        return sendError(reply, status, 'bad_request', (err as Error).message);
+        return sendError(reply, 'bad_request', (err as Error).message, status);
       }
       deps.log.error({ route: req.routeOptions.url, err: (err as Error).message }, 'API request failed');
-      return sendError(reply, 500, 'internal', 'internal error; the server log has the details');
+      return sendError(reply, 'internal', 'internal error; the server log has the details');
     });
 
     const actorOf = (req: FastifyRequest, label?: string): Actor => {
@@ -277,7 +277,7 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
     app.get('/batches/:id/files/:name', async (req, reply) => {
       const { name } = req.params as { name: string };
       if (!(API_FILES as readonly string[]).includes(name)) {
-        return sendError(reply, 404, 'not_found', `no file ${JSON.stringify(name.slice(0, 40))}`);
+        return sendError(reply, 'not_found', `no file ${JSON.stringify(name.slice(0, 40))}`);
       }
       const batch = await loadBatch(req);
       if (name === 'reconciliation.csv') {
@@ -290,7 +290,7 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
           stream.once('error', reject);
         });
       } catch {
-        return sendError(reply, 404, 'not_found', `${name} is not written for this batch`);
+        return sendError(reply, 'not_found', `${name} is not written for this batch`);
       }
       logAction(req, 'download', batch.id, { file: name });
       return reply

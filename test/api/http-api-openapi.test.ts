@@ -10,6 +10,7 @@ import { API_ROUTE_PREFIX, httpApi } from '../../src/api/routes.js';
 import { OPENAPI_DOCUMENT } from '../../src/api/openapi.js';
 import { apiKeyStore } from '../../src/api/api-keys.js';
 import { AUTH_FAILURES_ALLOWED } from '../../src/api/auth-limit.js';
+import { errorCodeEntry } from '../../src/errors.js';
 import { openTestPipeline, type TestPipeline } from '../support/pipeline.js';
 import { startTestDashboard } from '../support/dashboard.js';
 
@@ -133,6 +134,33 @@ describe('HTTP API: OpenAPI document and guards', () => {
     const res = await upload(10);
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/CASHOUT_API_BASE_URL/);
+  });
+
+  it('answers every error with a code of the table of error codes, and with the status the table gives it', async () => {
+    const { key } = await apiKeyStore(p.redis, p.prefix).create('error-codes');
+    const auth = { authorization: `Bearer ${key}` };
+    const answers = await Promise.all([
+      fetch(`${base}/api/v1/batches/0123456789abcdef`), // no key
+      fetch(`${base}/api/v1/batches/0123456789abcdef`, { headers: auth }), // no such batch
+      fetch(`${base}/api/v1/batches/0123456789abcdef/files/passwords.txt`, { headers: auth }), // no such file
+      fetch(`${base}/api/v1/batches/0123456789abcdef/approve`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: '{"note": ', // not JSON
+      }),
+    ]);
+    const seen: string[] = [];
+    for (const res of answers) {
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      const entry = errorCodeEntry(error.code);
+      expect(entry, error.code).toBeDefined();
+      expect(res.status, error.code).toBe(entry!.http);
+      expect(error.message).not.toBe('');
+      seen.push(error.code);
+    }
+    expect(seen).toEqual(['unauthorized', 'batch_not_found', 'not_found', 'bad_request']);
+    const documented = OPENAPI_DOCUMENT.components.schemas.Error.properties.error.properties.code.enum;
+    expect(seen.every((code) => documented.includes(code))).toBe(true);
   });
 
   it('limits wrong keys per address', async () => {
