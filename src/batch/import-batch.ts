@@ -211,6 +211,13 @@ export async function importBatch(
   }
 }
 
+/** A batch id of its own for content `sha256` (a forced import, or one after a refusal). */
+function newBatchId(sha256: string, why: string): string {
+  return batchIdFromSha256(
+    createHash('sha256').update(`${sha256}:${why}:${Date.now()}:${Math.random()}`).digest('hex'),
+  );
+}
+
 /** A batch recorded in the ledger (staging), its report folder made. */
 interface RecordedBatch {
   readonly batchId: string;
@@ -229,32 +236,46 @@ interface RecordedBatch {
  */
 async function recordBatch(deps: ImportDeps, path: string, options: ImportOptions): Promise<RecordedBatch> {
   const { sha256 } = await hashFile(path);
-  const batchId = options.force
-    ? batchIdFromSha256(createHash('sha256').update(`${sha256}:forced:${Date.now()}:${Math.random()}`).digest('hex'))
-    : batchIdFromSha256(sha256);
+  const importedBy = options.importedBy ?? 'unknown';
+  const record = (id: string, follows: string | undefined) =>
+    deps.ledger.createBatch({
+      id,
+      fileName: basename(path),
+      sha256,
+      createdAt: new Date().toISOString(),
+      rows: 0,
+      validRows: 0,
+      invalidRows: 0,
+      itemsPerRequest: deps.itemsPerRequest,
+      serviceUrl: deps.serviceUrl,
+      reportDir: join(deps.reportsDir, id),
+      partial: options.partial === true,
+      importedBy,
+      ...(options.importedByUser ? { importedByUser: options.importedByUser } : {}),
+      ...(deps.tokenFingerprint ? { tokenFingerprint: deps.tokenFingerprint } : {}),
+      ...(options.force ? { forced: true } : {}),
+      ...(follows ? { follows } : {}),
+      ...(options.payAgain ? { payAgain: { by: importedBy, note: options.payAgain.note } } : {}),
+      ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
+      ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+    });
+  let batchId = options.force ? newBatchId(sha256, 'forced') : batchIdFromSha256(sha256);
+  let follows: string | undefined;
+  // Content whose batch was refused as a whole is imported as a new batch that follows it (the
+  // refused batch, its events and its report folder stay as they were); content of any other
+  // batch is refused (`batch_exists`). Each refusal adds one link, so the walk ends.
+  for (;;) {
+    try {
+      await record(batchId, follows);
+      break;
+    } catch (err) {
+      if (!isCashoutError(err, 'batch_exists') || err.context.state !== 'refused') throw err;
+      follows = batchId;
+      batchId = await deps.ledger.supersedeRefused(batchId, newBatchId(sha256, `after:${batchId}`));
+    }
+  }
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
-  const importedBy = options.importedBy ?? 'unknown';
-  await deps.ledger.createBatch({
-    id: batchId,
-    fileName: basename(path),
-    sha256,
-    createdAt: new Date().toISOString(),
-    rows: 0,
-    validRows: 0,
-    invalidRows: 0,
-    itemsPerRequest: deps.itemsPerRequest,
-    serviceUrl: deps.serviceUrl,
-    reportDir,
-    partial: options.partial === true,
-    importedBy,
-    ...(options.importedByUser ? { importedByUser: options.importedByUser } : {}),
-    ...(deps.tokenFingerprint ? { tokenFingerprint: deps.tokenFingerprint } : {}),
-    ...(options.force ? { forced: true } : {}),
-    ...(options.payAgain ? { payAgain: { by: importedBy, note: options.payAgain.note } } : {}),
-    ...(options.delimiter === undefined ? {} : { delimiter: options.delimiter }),
-    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-  });
   await mkdir(reportDir, { recursive: true, mode: 0o700 });
   await copyFile(path, join(reportDir, BATCH_FILES.input));
   await chmod(join(reportDir, BATCH_FILES.input), 0o600);

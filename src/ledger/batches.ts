@@ -4,6 +4,7 @@
  * is guarded by `batchTransition` (lifecycle.ts); who did what is kept in the batch's events list.
  */
 import { CashoutError } from '../errors.js';
+import { stateWords } from './lifecycle.js';
 import type { ApprovalEvent, BatchCounts, BatchRecord } from './codec.js';
 import { parseBatch } from './codec.js';
 import type { LedgerContext } from './keys.js';
@@ -20,6 +21,7 @@ export type NewBatch = Omit<
   | 'refusalReason'
   | 'expiresAt'
   | 'approvedBy'
+  | 'supersededBy'
 >;
 
 /** Batch operations of a ledger (see `Ledger` in index.ts for each one's contract). */
@@ -45,25 +47,31 @@ export function batchOps(c: LedgerContext) {
     getBatch,
     deleteBatch,
     async createBatch(b: NewBatch): Promise<void> {
-      let created = await r.hsetnx(c.batchKey(b.id), 'state', 'staging');
-      if (created === 0 && (await r.hget(c.batchKey(b.id), 'state')) === 'refused') {
-        await deleteBatch(b.id);
-        created = await r.hsetnx(c.batchKey(b.id), 'state', 'staging');
-      }
+      const created = await r.hsetnx(c.batchKey(b.id), 'state', 'staging');
       if (created === 0) {
         const existing = await getBatch(b.id);
+        const state = existing?.state ?? 'staging';
+        const what =
+          state === 'refused'
+            ? 'and refused as a whole'
+            : `(batch ${stateWords(state)}); nothing new was queued; to pay this file as a new batch all the same, import it with --force (rows already paid or to be paid are not sent again)`;
         throw new CashoutError(
           'batch_exists',
-          `this file's content was already imported as batch ${b.id} on ${existing?.createdAt ?? 'an earlier date'}; nothing new was queued`,
-          { batchId: b.id, createdAt: existing?.createdAt },
+          `this file's content was already imported as batch ${b.id} on ${existing?.createdAt ?? 'an earlier date'} ${what}`,
+          {
+            batchId: b.id,
+            createdAt: existing?.createdAt,
+            state,
+            ...(existing?.supersededBy ? { supersededBy: existing.supersededBy } : {}),
+          },
         );
       }
-      const imported = {
-        action: 'imported',
-        by: b.importedBy,
-        at: b.createdAt,
-        ...(b.forced ? { note: 'content imported before, imported again as a new batch (--force)' } : {}),
-      };
+      const note = b.forced
+        ? 'content imported before, imported again as a new batch (--force)'
+        : b.follows
+          ? `content refused as a whole before as batch ${b.follows}, imported again as a new batch`
+          : undefined;
+      const imported = { action: 'imported', by: b.importedBy, at: b.createdAt, ...(note ? { note } : {}) };
       const events = [JSON.stringify(imported)];
       if (b.payAgain) {
         events.push(JSON.stringify({ action: 'pay_again', by: b.payAgain.by, at: b.createdAt, note: b.payAgain.note }));
@@ -90,12 +98,22 @@ export function batchOps(c: LedgerContext) {
           ...(b.encoding ? { encoding: b.encoding } : {}),
           ...(b.tokenFingerprint ? { token_fp: b.tokenFingerprint } : {}),
           ...(b.forced ? { forced: '1' } : {}),
+          ...(b.follows ? { follows: b.follows } : {}),
           ...(b.payAgain ? { pay_again_by: b.payAgain.by, pay_again_note: b.payAgain.note } : {}),
         })
         .zadd(c.batchesKey, Date.parse(b.createdAt), b.id)
         .del(c.approvalsKey(b.id))
         .rpush(c.approvalsKey(b.id), ...events)
         .exec();
+    },
+    async supersedeRefused(batchId: string, nextId: string): Promise<string> {
+      const [outcome, value] = await r.cashoutSupersede(c.batchKey(batchId), nextId);
+      if (outcome === 'ok') return value!;
+      throw new CashoutError(
+        'batch_state',
+        `batch ${batchId} is ${stateWords(value ?? 'missing')}, not refused; only a refused batch is followed by a new import of its content`,
+        { batchId, state: value },
+      );
     },
     async listBatches(limit = 100): Promise<BatchRecord[]> {
       const ids = await r.zrevrange(c.batchesKey, 0, limit - 1);

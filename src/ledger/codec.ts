@@ -43,6 +43,13 @@ export interface BatchRecord {
   readonly tokenFingerprint?: string;
   /** Imported with `--force`: content imported before, made a new batch (the payout register still applies). */
   readonly forced?: boolean;
+  /**
+   * The batch of the same content refused as a whole before this one: an import of content whose
+   * batch was refused is a new batch, and the refused one stays as it was.
+   */
+  readonly follows?: string;
+  /** The batch that imported this refused batch's content again (`follows` names this one there). */
+  readonly supersededBy?: string;
   /** Rows of the batch paid again on purpose although another payout held their payee: who and why. */
   readonly payAgain?: { readonly by: string; readonly note: string };
 }
@@ -160,6 +167,8 @@ export function parseBatch(batchId: string, h: Record<string, string>): BatchRec
     ...(h.approved_by ? { approvedBy: h.approved_by } : {}),
     ...(h.token_fp ? { tokenFingerprint: h.token_fp } : {}),
     ...(h.forced === '1' ? { forced: true } : {}),
+    ...(h.follows ? { follows: h.follows } : {}),
+    ...(h.superseded_by ? { supersededBy: h.superseded_by } : {}),
     ...(h.pay_again_by ? { payAgain: { by: h.pay_again_by, note: h.pay_again_note ?? '' } } : {}),
     ...(h.halt_reason ? { haltReason: h.halt_reason } : {}),
     ...(h.finished_at ? { finishedAt: h.finished_at } : {}),

@@ -38,9 +38,16 @@ export interface Ledger {
   readonly prefix: string;
   /**
    * Records a new batch in `staging`. Throws `CashoutError('batch_exists')` when the same id was
-   * imported before (a refused batch is replaced).
+   * imported before, with the existing batch's `state` (and `supersededBy`) in its context: a
+   * refused batch is never replaced (see `supersedeRefused`).
    */
   createBatch(batch: NewBatch): Promise<void>;
+  /**
+   * Names `nextId` as the batch that imports the content of refused batch `batchId` again, unless
+   * another import named one first; returns the id named (the caller imports under it). Throws
+   * `CashoutError('batch_state')` when `batchId` is not refused.
+   */
+  supersedeRefused(batchId: string, nextId: string): Promise<string>;
   getBatch(batchId: string): Promise<BatchRecord | undefined>;
   listBatches(limit?: number): Promise<BatchRecord[]>;
   /**

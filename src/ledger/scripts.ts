@@ -28,6 +28,7 @@ const SCRIPTS = {
   cashoutHalt: { file: 'halt.lua', keys: 1 },
   cashoutReleaseBatch: { file: 'release-batch.lua', keys: 2 },
   cashoutRefuseBatch: { file: 'refuse-batch.lua', keys: 1 },
+  cashoutSupersede: { file: 'supersede.lua', keys: 1 },
 } as const;
 
 /** Name of a ledger script command. */
@@ -93,4 +94,5 @@ export type LedgerRedis = Redis & {
   cashoutHalt(batch: string, reason: string): Promise<string | null>;
   cashoutReleaseBatch(batch: string, approvals: string, ...args: string[]): Promise<string[]>;
   cashoutRefuseBatch(batch: string, ...args: string[]): Promise<string[]>;
+  cashoutSupersede(batch: string, next: string): Promise<string[]>;
 };

@@ -45,6 +45,44 @@ describe('duplicates', () => {
     expect(sandbox.ledger()).toHaveLength(1);
   });
 
+  it('content refused as a whole and imported again is a new batch: the refused batch and its report stay as they were', async () => {
+    // One invalid row: the whole file is refused (all or nothing), its report written.
+    const file = await p.writeCsv('refused-first.csv', [walletRow(40), walletRow(41, '"1,500.00"')]);
+    const refused = await p.importCsv(file, { importedBy: 'scheduler' });
+    expect(refused.state).toBe('refused');
+    await p.report(refused.batchId);
+    const refusedDir = (await p.ledger.getBatch(refused.batchId))!.reportDir;
+    const filesBefore = await Promise.all(
+      ['results.csv', 'summary.json', 'row-notes.jsonl', 'input.csv'].map((f) => readFile(join(refusedDir, f), 'utf8')),
+    );
+    const recordBefore = await p.ledger.getBatch(refused.batchId);
+
+    // The same content again, with --partial: a new batch that names the refused one, in its own folder.
+    const partial = await p.importCsv(file, { partial: true, importedBy: 'alice' });
+    expect(partial.batchId).not.toBe(refused.batchId);
+    expect(partial.state).toBe('queued');
+    const record = (await p.ledger.getBatch(partial.batchId))!;
+    expect(record.follows).toBe(refused.batchId);
+    expect(record.reportDir).not.toBe(refusedDir);
+    const events = await p.ledger.listApprovals(partial.batchId);
+    expect(events[0]!.note).toContain(`refused as a whole before as batch ${refused.batchId}`);
+
+    // The refused batch: the same record (but for the batch that follows it), the same report files.
+    expect(await p.ledger.getBatch(refused.batchId)).toEqual({ ...recordBefore, supersededBy: partial.batchId });
+    const filesAfter = await Promise.all(
+      ['results.csv', 'summary.json', 'row-notes.jsonl', 'input.csv'].map((f) => readFile(join(refusedDir, f), 'utf8')),
+    );
+    expect(filesAfter).toEqual(filesBefore);
+
+    // A third import of the content meets the batch that was queued: refused, naming it and --force.
+    const third = await p.importCsv(file).catch((e: unknown) => e);
+    expect(isCashoutError(third, 'batch_exists')).toBe(true);
+    expect((third as Error).message).toContain(partial.batchId);
+    expect((third as Error).message).toContain('--force');
+    const { rows } = await pay(partial.batchId);
+    expect(rows.map((r) => r.status)).toEqual(['accepted', 'invalid']);
+  });
+
   it('a reference paid in an earlier batch is marked duplicate and not sent; allowed on request', async () => {
     const a = await p.importCsv(await p.writeCsv('a.csv', [walletRow(10), bankRow(11)]));
     await pay(a.batchId);
