@@ -37,6 +37,7 @@ import type { SubmitJobData } from '../queue/queues.js';
 import { openRejectedRows, type RejectedRowsOut } from './rejected-rows.js';
 import { alignCells } from '../import/field-count.js';
 import { BATCH_FILES, type RowNote } from '../results/batch-files.js';
+import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { createRowChecks, type RowChecks } from './row-checks.js';
 import { createRequestStager, type RequestStager } from './stage-requests.js';
 import { CONFIG_DEFAULTS } from '../config-defaults.js';
@@ -134,6 +135,13 @@ export interface ImportResult {
   readonly warnedRows: number;
   readonly requests: number;
   readonly reportDir: string;
+  /**
+   * The batch's report, written by the import when the batch is not queued (refused, finished with
+   * nothing to send, awaiting approval): no worker ends such a batch, so no worker writes it.
+   * Undefined for a queued batch, or when the report could not be written (logged; `cashout
+   * report` writes it again).
+   */
+  readonly summary?: ReportSummary;
 }
 
 /**
@@ -204,10 +212,25 @@ export async function importBatch(
     if (file.path !== path) throw new RangeError(`importBatch was given ${file.path} opened, not ${path}`);
     const batch = await recordBatch(deps, path, options);
     const read = await readRows(deps, file, options, batch);
-    return await finishBatch(deps, batch, read, options);
+    const result = await finishBatch(deps, batch, read, options);
+    return result.state === 'queued' ? result : { ...result, ...(await reportAtImport(deps, batch)) };
   } finally {
     // Stops the threads when the import ends early (harmless once every row was read).
     await file.close();
+  }
+}
+
+/**
+ * Writes the report of a batch that the import ended or left waiting (not queued): every way in
+ * (command, inbox, dashboard, HTTP API) gets it alike. A report that cannot be written does not
+ * undo the import: it is logged, and `cashout report` writes it again.
+ */
+async function reportAtImport(deps: ImportDeps, batch: RecordedBatch): Promise<{ summary?: ReportSummary }> {
+  try {
+    return { summary: await writeReport(deps.ledger, batch.batchId, { bom: deps.csvBom }) };
+  } catch (err) {
+    batch.log.warn({ err: (err as Error).message }, 'the report could not be written; run cashout report for it');
+    return {};
   }
 }
 

@@ -49,17 +49,7 @@ export function createInboxImporter(
         }
         throw err;
       }
-      if (r.state !== 'queued') {
-        // No worker will finish this batch, so its report is written now (as `cashout import` does).
-        try {
-          await writeReport(deps.ledger, r.batchId, { bom: deps.csvBom });
-        } catch (err) {
-          deps.log.warn(
-            { batchId: r.batchId, err: (err as Error).message },
-            'inbox: the report could not be written; run cashout report for it',
-          );
-        }
-      }
+      // A batch not queued (refused, ended, awaiting approval) had its report written by the import.
       const problems =
         r.invalidRows > 0 ? await firstProblems(join(r.reportDir, BATCH_FILES.notes), NOTE_PROBLEMS) : [];
       return { ...r, problems };

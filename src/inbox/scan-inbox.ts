@@ -516,7 +516,7 @@ function describeImport(r: InboxImportResult): {
   const base = { batchId: r.batchId, reportDir: r.reportDir };
   const notSent =
     r.duplicateRows > 0
-      ? `; ${plural(r.duplicateRows, 'row')} not sent because the reference was already paid in an earlier batch`
+      ? `; ${plural(r.duplicateRows, 'row')} not sent because their payee is paid, or to be paid, by another batch`
       : '';
   const leftOut = r.invalidRows > 0 ? `; ${plural(r.invalidRows, 'invalid row')} left out` : '';
   switch (r.state) {

@@ -9,7 +9,7 @@ const MEANING: Record<RowStatus, string> = {
   unknown: 'outcome unknown: check the service dashboard before paying again',
   not_sent: 'never reached the service',
   invalid: 'row not valid; fix it and upload again',
-  duplicate: 'not sent: its reference was already paid in an earlier batch',
+  duplicate: 'not sent: its payee is paid, or to be paid, by another batch (results.csv names it)',
   pending: 'not final yet',
 };
 

@@ -83,6 +83,27 @@ describe('duplicates', () => {
     expect(rows.map((r) => r.status)).toEqual(['accepted', 'invalid']);
   });
 
+  it('a file whose every row is held by another batch ends at its import, with its report written', async () => {
+    const first = await p.importCsv(await p.writeCsv('held-first.csv', [walletRow(50), bankRow(51)]));
+    expect(first.state).toBe('queued');
+    // The same references again, other amounts: nothing to send, so no worker ever ends this batch.
+    const again = await p.importCsv(await p.writeCsv('held-again.csv', [walletRow(50, '70.00'), bankRow(51, '80.00')]));
+    expect(again.state).toBe('finished');
+    expect([again.requests, again.duplicateRows]).toEqual([0, 2]);
+    expect(again.summary?.byStatus.duplicate).toEqual({ rows: 2, amount: '150.00' });
+    const results = parse(await readFile(join(again.reportDir, 'results.csv')), { columns: true, bom: true }) as Record<
+      string,
+      string
+    >[];
+    expect(results.map((r) => [r.reference, r.status])).toEqual([
+      ['REF-50', 'duplicate'],
+      ['BREF-51', 'duplicate'],
+    ]);
+    expect(results[0]!.message).toContain(first.batchId);
+    expect(JSON.parse(await readFile(join(again.reportDir, 'summary.json'), 'utf8')).batchState).toBe('finished');
+    await pay(first.batchId);
+  });
+
   it('a reference paid in an earlier batch is marked duplicate and not sent; allowed on request', async () => {
     const a = await p.importCsv(await p.writeCsv('a.csv', [walletRow(10), bankRow(11)]));
     await pay(a.batchId);

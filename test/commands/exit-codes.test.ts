@@ -96,6 +96,18 @@ describe('exit codes of the README table, through the cashout command', () => {
     expect(checked.stdout).toContain('line 3, amount: found "1,500.00"');
   }, 60_000);
 
+  it('1: import of a file with no row left to send (every payee held by another batch), its report written', async () => {
+    // walletRow(1) and walletRow(2) were paid by the first test's run; other amounts, same references.
+    const held = join(dir, 'held.csv');
+    writeFileSync(held, `${[HEADER, walletRow(1, '11.00'), walletRow(2, '12.00')].join('\n')}\n`);
+    const r = await runCli(['import', held], env());
+    expect(r.code, shown(r)).toBe(1);
+    expect(r.stdout).toMatch(/\(finished\)/);
+    expect(r.stdout).toMatch(/^  duplicate +2 /m);
+    const report = /Report: (.+results\.csv)/.exec(r.stdout)![1]!;
+    expect(readFileSync(report, 'utf8')).toMatch(/,duplicate,/);
+  }, 60_000);
+
   it('1: validate of many bad rows prints the first 50, then them grouped; --errors-file has all', async () => {
     const many = join(dir, 'many.csv');
     const rows = Array.from({ length: 120 }, (_, i) => walletRow(100 + i, '"1,500.00"'));

@@ -275,7 +275,7 @@ describe('outcomes and notes', () => {
     expect(again).toContain('report: /reports/aaaaaaaaaaaaaaaa');
     expect(await note('failed', 'staging.csv')).toMatch(/whose import has not finished \(state staging\)/);
     expect(await note('done', 'none.csv')).toMatch(
-      /nothing to send.*2 rows not sent because the reference was already paid/,
+      /nothing to send.*2 rows not sent because their payee is paid, or to be paid, by another batch/,
     );
     expect(await note('done', 'approval.csv')).toMatch(/outcome: awaiting approval: 2 rows in 1 withdrawal request/);
   });
