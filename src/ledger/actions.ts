@@ -10,7 +10,7 @@ import { CashoutError } from '../errors.js';
 import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from './index.js';
-import { describeRefusal, transition } from './lifecycle.js';
+import { describeRefusal, RETRY_SENDS_IN, stateWords, transition } from './lifecycle.js';
 
 /**
  * Who acts: `user` is the person (the operating-system user for the CLI, the logged-in user for
@@ -69,7 +69,8 @@ export async function resolveRequest(
  * Queues a request again when the lifecycle allows a retry (pending, not sent, or resolved as not
  * created) and records who asked. The worker's claim then decides again (it refuses a request
  * whose payee another payout holds meanwhile). Throws `request_state` (e.g. an unknown request:
- * reconcile it first) or `request_not_found`.
+ * reconcile it first), `batch_state` (a batch of which nothing is sent: `RETRY_SENDS_IN`, or one
+ * stopped because the service refused the token) or `request_not_found`.
  */
 export async function retryRequest(
   ledger: Ledger,
@@ -80,6 +81,21 @@ export async function retryRequest(
 ): Promise<void> {
   const request = await ledger.getRequest(batchId, seq, { body: false });
   if (!request) throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
+  const batch = await ledger.getBatch(batchId);
+  if (batch?.haltReason) {
+    throw new CashoutError(
+      'batch_state',
+      `batch ${batchId} was stopped (${batch.haltReason}); nothing of it is sent again: fix the setting, then import the file again with --force (rows paid or to be paid are not sent twice)`,
+      { batchId, seq, state: batch.state },
+    );
+  }
+  if (batch && !RETRY_SENDS_IN.includes(batch.state)) {
+    throw new CashoutError(
+      'batch_state',
+      `batch ${batchId} is ${stateWords(batch.state)}: nothing of it is sent, so request ${seq} is not queued again`,
+      { batchId, seq, state: batch.state },
+    );
+  }
   const t = transition(request.state, 'retry');
   if ('refused' in t) {
     throw new CashoutError('request_state', describeRefusal(t.refused, batchId, seq, request.state), {

@@ -42,6 +42,15 @@ export const REQUEST_STATES: readonly RequestState[] = [
 export type BatchState =
   'staging' | 'refused' | 'awaiting_approval' | 'cancelled' | 'queued' | 'halted' | 'finished' | 'needs_reconciliation';
 
+/**
+ * Batch states in which a request of the batch may still be sent, so that a person's retry can
+ * lead to a submission (as the claim script allows: a request not sent before, in a batch queued,
+ * finished or needing reconciliation, never one whose batch was stopped because the service
+ * refused the token). Elsewhere (staging, refused, awaiting approval, cancelled, halted) nothing
+ * of the batch is sent, and a retry is refused.
+ */
+export const RETRY_SENDS_IN: readonly BatchState[] = ['queued', 'finished', 'needs_reconciliation'];
+
 /** Every batch state. */
 export const BATCH_STATES: readonly BatchState[] = [
   'staging',

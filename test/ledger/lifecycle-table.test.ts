@@ -13,6 +13,7 @@ import {
   REQUEST_ACTIONS,
   REQUEST_STATES,
   batchTransition,
+  RETRY_SENDS_IN,
   transition,
   type BatchAction,
   type BatchState,
@@ -169,5 +170,26 @@ describe('the lifecycle table is what the scripts do', () => {
         expect((await ledger.getBatch(id))?.state).toBe(expected ?? from);
       });
     }
+  }
+
+  // A person's retry is accepted exactly where the claim script would then take the request, so
+  // that "queued again" is never said of a request no worker can send.
+  for (const batchState of [...BATCH_STATES, 'stopped' as const]) {
+    const sends = batchState !== 'stopped' && RETRY_SENDS_IN.includes(batchState);
+    it(`retry of a not_sent request in a batch ${batchState}: ${sends ? 'queued again and taken' : 'refused, and the claim refuses too'}`, async () => {
+      const make = async () => {
+        const id = await fixture('not_sent', batchState === 'stopped' ? 'finished' : batchState);
+        if (batchState === 'stopped') await redis.hset(`${prefix}:batch:${id}`, 'halt_reason', 'token refused');
+        return id;
+      };
+      const retried = await retryRequest(ledger, queue, await make(), 1, { user: 'checker' }).then(
+        () => 'queued',
+        (err: Error) => `refused: ${err.message}`,
+      );
+      const claimed = (await ledger.claim(await make(), 1, 'test')).claimed;
+      expect(retried === 'queued', retried).toBe(sends);
+      expect(claimed).toBe(sends);
+      if (!sends) expect(retried).toMatch(/nothing of it is sent/);
+    });
   }
 });
