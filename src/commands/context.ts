@@ -83,6 +83,8 @@ export interface QueueHandles {
    * that file (its copy of the file, its row notes, its results).
    */
   readonly reportsDir: string;
+  /** Opened for a sandbox run (`openQueues(ctx, { sandbox: true })`): its keys and report stay apart from real batches. */
+  readonly sandbox: boolean;
   readonly privateRedis?: PrivateRedis;
   /** Queues batch notifications (CASHOUT_WEBHOOK_URLS); queues nothing for a sandbox run. */
   readonly notifier: Notifier;
@@ -144,6 +146,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
     ledger,
     prefix,
     reportsDir: opts.sandbox ? join(ctx.config.reportsDir, SANDBOX_REPORTS) : ctx.config.reportsDir,
+    sandbox: opts.sandbox === true,
     ...(privateRedis ? { privateRedis } : {}),
     notifier,
     async close() {
@@ -198,7 +201,9 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     csvBom: ctx.config.csvBom,
     serviceUrl: serviceAddress(serviceUrl),
     ...(token ? { tokenFingerprint: tokenFingerprint(token) } : {}),
-    policy: batchPolicy(ctx.config),
+    // A sandbox run ends with its ledger removed: a batch of it could never be approved, so none
+    // awaits approval there (approval guards real payments; the rehearsal pays the sandbox).
+    policy: handles.sandbox ? { ...batchPolicy(ctx.config), requireApproval: false } : batchPolicy(ctx.config),
     limits: readOptionsFrom(ctx.config),
     onAwaitingApproval: notifyAwaitingApproval(handles.notifier),
   };

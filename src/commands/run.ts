@@ -140,6 +140,10 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
       sandbox = await startSandbox({ token, banks: ctx.banks, bodyLimitBytes: ctx.config.sandboxBodyLimitBytes });
       target = { baseUrl: sandbox.url, token };
       ctx.log.info({ url: sandbox.url }, 'sandbox started');
+      if (ctx.config.requireApproval)
+        ctx.log.info(
+          'CASHOUT_REQUIRE_APPROVAL does not apply to a sandbox run: it is sent without waiting for approval',
+        );
     } else {
       target = serviceTarget(ctx.config);
     }

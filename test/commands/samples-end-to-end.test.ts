@@ -183,6 +183,19 @@ describe('samples run end to end', () => {
     expect(rejected.slice(1).every((r) => /^\w+: /.test(r[1]!))).toBe(true);
   });
 
+  it('a sandbox run does not wait for an approval it could never get (its ledger is removed at its end)', async () => {
+    const { env, reports } = await envFor('approval', 'in-process');
+    const res = await runCli(['run', VALID, '--sandbox'], {
+      ...env,
+      CASHOUT_REQUIRE_APPROVAL: 'true',
+      CASHOUT_LOG_LEVEL: 'info',
+    });
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/accepted\s+200/);
+    expect(res.stderr).toContain('CASHOUT_REQUIRE_APPROVAL does not apply to a sandbox run');
+    expect(await readdir(join(reports, SANDBOX_REPORTS))).toHaveLength(1);
+  });
+
   it('a sandbox rehearsal of a file leaves the report folder of the real batch of the same file as it was', async () => {
     // The same file gives the same batch id: imported for real (queued, nothing sent yet), then
     // rehearsed with --sandbox in the same reports folder.
