@@ -32,6 +32,7 @@ import { freshSummary, importProblems, resultRows } from './batch-report.js';
 import { sendError } from './http-errors.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { receiveUpload, uploadFileName } from './receive-upload.js';
+import { uploadMessage } from '../uploads/upload-message.js';
 
 /** Where the API's routes start; the dashboard skips its session checks for routes under it. */
 export const API_ROUTE_PREFIX = '/api/v1';
@@ -215,7 +216,8 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
         const text = 'uploads need the service address: set CASHOUT_API_BASE_URL where the dashboard runs';
         throw new CashoutError('config_invalid', text);
       }
-      const file = await receiveUpload(body, uploadFileName(q.file_name), deps.maxFileBytes);
+      const name = uploadFileName(q.file_name);
+      const file = await receiveUpload(body, name, deps.maxFileBytes);
       const actor = actorOf(req, q.label);
       try {
         const result = await importBatch(importDeps, file.path, {
@@ -227,6 +229,10 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
           ...(q.encoding ? { encoding: q.encoding } : {}),
           importedBy: actorText(actor),
           importedByUser: actor.user,
+        }).catch((err: unknown) => {
+          // In the API's words: the file by the name it was sent as, options as query parameters.
+          if (!isCashoutError(err)) throw err;
+          throw new CashoutError(err.code, uploadMessage(err.message, [file.path], name, 'api'), err.context);
         });
         const { state, rows, invalidRows } = result;
         logAction(req, 'upload', result.batchId, { state, rows, invalidRows });

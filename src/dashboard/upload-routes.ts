@@ -21,6 +21,7 @@ import { CashoutError, isCashoutError } from '../errors.js';
 import { toPiasters } from '../money.js';
 import { checkUpload, UPLOAD_REJECTED } from '../uploads/check-upload.js';
 import { safeFileName, uploadStore, type UploadRecord } from '../uploads/upload-store.js';
+import { uploadMessage } from '../uploads/upload-message.js';
 import { xlsxToCsv } from '../uploads/xlsx-to-csv.js';
 import { templateCsv, templateXlsx } from '../uploads/payout-template.js';
 import { csrfMatches, type Session } from './sessions.js';
@@ -152,7 +153,9 @@ export function uploadRoutes(kit: UploadRouteKit) {
         );
         await store!.save({ ...record, state: 'checked', rowsRead: check.rows, check });
       } catch (err) {
-        const message = isCashoutError(err) ? err.message : 'the file could not be read';
+        const message = isCashoutError(err)
+          ? uploadMessage(err.message, [saved, csv], record.fileName, 'page')
+          : 'the file could not be read';
         if (!isCashoutError(err)) deps.log.error({ err, upload: record.id }, 'upload check failed');
         await store!.save({ ...record, state: 'failed', error: message }).catch(() => undefined);
       }
@@ -247,7 +250,7 @@ export function uploadRoutes(kit: UploadRouteKit) {
           await setFlash(s, { kind: 'error', key: 'upload.alreadySent', params: { id: batchId } });
           return reply.redirect(`/batches/${batchId}`, 303);
         }
-        await setFlash(s, { kind: 'error', text: err.message });
+        await setFlash(s, { kind: 'error', text: uploadMessage(err.message, [csv], record.fileName, 'page') });
         return reply.redirect(back, 303);
       }
     });

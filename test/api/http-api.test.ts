@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'csv-parse/sync';
+import iconv from 'iconv-lite';
 import { hashPassword } from '../../src/dashboard/users.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
@@ -297,4 +298,32 @@ describe('HTTP API: upload, approve, pay, reconcile, notify', () => {
     const logs = p.logLines.join('');
     for (const secret of [makerKey, checkerKey, SECRET, 'receiver-secret']) expect(logs).not.toContain(secret);
   }, 60_000);
+
+  it('names a file it cannot read by its file name, and the options by the query parameters to send', async () => {
+    const upload = async (name: string, bytes: Buffer) => {
+      const res = await fetch(`${base}/batches?file_name=${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${makerKey}`, 'content-type': 'text/csv' },
+        body: bytes,
+      });
+      return { status: res.status, error: ((await res.json()) as { error: { code: string; message: string } }).error };
+    };
+    const header =
+      'channel,amount,type,holder_name,mobile_number,bank_name,bank_address,account_number,description,reference';
+    const arabic = iconv.encode(
+      `${header}\nwallet,10.00,TRANSFER,منى ياسر عثمان,+201001112233,,,,مكافأة,AR-1\n`,
+      'windows-1256',
+    );
+    const encoding = await upload('arabic.csv', arabic);
+    expect(encoding.status).toBe(422);
+    expect(encoding.error.code).toBe('file_encoding');
+    expect(encoding.error.message).toContain('"arabic.csv" is not UTF-8 text');
+    expect(encoding.error.message).toContain('send it again with encoding=windows-1256');
+    expect(encoding.error.message).not.toMatch(/--encoding|cashout-upload-|\//);
+
+    const semicolons = await upload('semi.csv', Buffer.from(`${header.replaceAll(',', ';')}\n`));
+    expect(semicolons.error.code).toBe('file_delimiter');
+    expect(semicolons.error.message).toContain('send it again with delimiter=semicolon');
+    expect(semicolons.error.message).not.toContain('--delimiter');
+  });
 });
