@@ -198,7 +198,7 @@ export function describeRefusal(
     case 'may_be_created':
       return `${what} may already have been created (ledger state ${state}); reconcile it first (cashout reconcile ${batchId})`;
     case 'already_final':
-      return `${what} is already ${stateWords(state)}; it is not sent again`;
+      return `${what} is already ${stateWords(state)}: its outcome is final; it is neither sent nor resolved again`;
     case 'not_sending':
       return `${what} is ${stateWords(state)}, not being sent; no outcome was recorded`;
     case 'not_unknown':

@@ -19,7 +19,12 @@ export async function connectRedis(
     // After `disconnect()`, a socket Redis does not close (a hung server) is destroyed this soon.
     disconnectTimeout: 500,
   });
-  redis.on('error', () => undefined);
+  // The last error of the connection: a refused password shows there, while the connect call
+  // only says the connection closed.
+  let lastError: Error | undefined;
+  redis.on('error', (err: Error) => {
+    lastError = err;
+  });
   const safeUrl = url.replace(/\/\/[^@/]*@/, '//***@');
   try {
     await Promise.race([
@@ -31,6 +36,13 @@ export async function connectRedis(
     await redis.ping();
   } catch (cause) {
     redis.disconnect();
+    const refused = [lastError, cause as Error].find((e) => e && AUTH_REFUSED.test(e.message));
+    if (refused) {
+      const text = /\bNOAUTH\b/.test(refused.message)
+        ? `Redis at ${safeUrl} needs a password: give it in REDIS_URL (redis://:<password>@host:port)`
+        : `Redis at ${safeUrl} refused the user or password of REDIS_URL (${refused.message.split('\n')[0]}); check REDIS_URL`;
+      throw new CashoutError('redis_unreachable', text, { url: safeUrl }, refused);
+    }
     throw new CashoutError(
       'redis_unreachable',
       `Redis at ${safeUrl} cannot be reached (${(cause as Error).message}); start Redis or set REDIS_URL`,
@@ -40,6 +52,9 @@ export async function connectRedis(
   }
   return redis;
 }
+
+/** Redis's answers to a user or password it does not accept (AUTH, or a command before AUTH). */
+const AUTH_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i;
 
 /** Closes a connection without throwing. */
 export async function closeRedis(redis: Redis | undefined): Promise<void> {

@@ -7,7 +7,7 @@ const MEANING: Record<RowStatus, string> = {
   accepted: 'withdrawal request created by the service',
   rejected: 'refused by the service (HTTP 422); nothing was created',
   unknown: 'outcome unknown: check the service dashboard before paying again',
-  not_sent: 'never reached the service',
+  not_sent: 'nothing was created: not sent, or refused before anything was created (results.csv says why)',
   invalid: 'row not valid; fix it and upload again',
   duplicate: 'not sent: its payee is paid, or to be paid, by another batch (results.csv names it)',
   pending: 'not final yet',

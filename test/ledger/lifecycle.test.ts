@@ -93,13 +93,13 @@ describe('the payout register', () => {
 describe('refusals in words', () => {
   it('names a request a person resolved by what they did', () => {
     expect(describeRefusal('already_final', 'b1', 5, 'reconciled_created')).toBe(
-      'request 5 of batch b1 is already resolved as created; it is not sent again',
+      'request 5 of batch b1 is already resolved as created: its outcome is final; it is neither sent nor resolved again',
     );
     expect(describeRefusal('not_unknown', 'b1', 5, 'reconciled_not_created')).toBe(
       'request 5 of batch b1 is resolved as not created, not unknown; only unknown requests are resolved',
     );
     expect(describeRefusal('already_final', 'b1', 5, 'accepted')).toBe(
-      'request 5 of batch b1 is already accepted; it is not sent again',
+      'request 5 of batch b1 is already accepted: its outcome is final; it is neither sent nor resolved again',
     );
   });
 });

@@ -152,6 +152,8 @@ describe('never pay twice across batches', () => {
     expect((await p.ledger.getRequest(a.batchId, 1))?.state).toBe('not_sent');
     expect(report.rows.map((r) => r.status)).toEqual(['not_sent', 'not_sent', 'not_sent']);
     expect(report.rows[0]!.message).toContain(`held by request 1 of batch ${b.batchId}`);
+    // Not the 503 of the first try: this outcome had no HTTP answer.
+    expect(report.rows.map((r) => r.http_status)).toEqual(['', '', '']);
     expect(paidTwice(sandbox, holders(4000, 4002))).toEqual([]);
     const events = await p.ledger.listApprovals(a.batchId);
     expect(events.some((e) => e.action === 'retried' && e.by === 'checker')).toBe(true);

@@ -14,6 +14,7 @@ import { freePort, startPrivateRedis, type PrivateRedis } from '../../src/queue/
 import { createRowMaker } from '../../scripts/generate-payouts.js';
 import { checkRedisSafety, requireSafeRedis } from '../../src/queue/redis-safety.js';
 import { isCashoutError } from '../../src/errors.js';
+import { connectRedis } from '../../src/queue/connection.js';
 import { runCli } from '../support/cli.js';
 
 describe('Redis safety for the ledger', () => {
@@ -30,6 +31,28 @@ describe('Redis safety for the ledger', () => {
     client = new Redis(server.url);
     return client;
   }
+
+  it('a Redis that wants a password says so, and one that refuses the password given says that, never showing it', async () => {
+    const redis = await open(false);
+    await redis.config('SET', 'requirepass', 'the-right-password');
+    const port = new URL(server!.url).port;
+    const refusal = (url: string) =>
+      connectRedis(url, { connectTimeoutMs: 2_000 }).then(
+        (r) => {
+          r.disconnect();
+          return 'connected';
+        },
+        (err: unknown) => {
+          expect(isCashoutError(err, 'redis_unreachable')).toBe(true);
+          return (err as Error).message;
+        },
+      );
+    const wrong = await refusal(`redis://:not-the-password@127.0.0.1:${port}`);
+    expect(wrong).toMatch(/refused the user or password of REDIS_URL \(WRONGPASS/);
+    expect(wrong).not.toContain('not-the-password');
+    expect(await refusal(`redis://127.0.0.1:${port}`)).toMatch(/needs a password: give it in REDIS_URL/);
+    expect(await refusal(`redis://:the-right-password@127.0.0.1:${port}`)).toBe('connected');
+  });
 
   it('a Redis with append-only fsync always and noeviction is accepted', async () => {
     const redis = await open(true);

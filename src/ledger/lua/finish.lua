@@ -4,6 +4,8 @@
 -- Replies { open requests left, 'ok' }, or { -1, the request's state } when it is not in from-state.
 local rs = redis.call('HGET', KEYS[1], 'state')
 if rs ~= ARGV[1] then return { -1, rs or 'missing' } end
+-- The outcome's own HTTP status, if it has one, replaces that of an earlier try.
+redis.call('HDEL', KEYS[1], 'http_status')
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'finished_at', ARGV[3], unpack(ARGV, 5))
 redis.call('SREM', KEYS[3], ARGV[4])
 redis.call('HINCRBY', KEYS[2], 'req_' .. ARGV[2], 1)
