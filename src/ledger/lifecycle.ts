@@ -51,6 +51,14 @@ export type BatchState =
  */
 export const RETRY_SENDS_IN: readonly BatchState[] = ['queued', 'finished', 'needs_reconciliation'];
 
+/**
+ * How long an import may stay `staging` before the workers' recovery sweep takes it for dead (its
+ * process stopped mid-file) and refuses it: 2 hours, far beyond the minute a file at the row limit
+ * takes. Such a batch has no job (jobs are added only once it is released), so refusing it sends
+ * nothing and frees the payees its staged requests held.
+ */
+export const STALE_STAGING_MS = 2 * 3_600_000;
+
 /** Every batch state. */
 export const BATCH_STATES: readonly BatchState[] = [
   'staging',

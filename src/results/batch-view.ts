@@ -42,7 +42,9 @@ function age(fromIso: string, now = Date.now()): string {
 /** Builds the view of one batch. */
 export async function batchView(ledger: Ledger, batch: BatchRecord): Promise<BatchView> {
   const last = await ledger.lastSeq(batch.id);
-  const done = Math.max(0, last - batch.open);
+  // A batch still staging (its import has not finished, or its process stopped) has sent nothing:
+  // its requests are counted open only when it is released.
+  const done = batch.state === 'staging' ? 0 : Math.max(0, last - batch.open);
   const state =
     batch.state === 'queued' || batch.state === 'halted' ? (done > 0 ? 'submitting' : batch.state) : batch.state;
   let summary: ReportSummary | undefined;

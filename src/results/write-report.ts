@@ -29,10 +29,14 @@ import {
 } from './report-summary.js';
 import { BATCH_FILES, type RowNote } from './batch-files.js';
 import { randomBytes } from 'node:crypto';
+import { STALE_STAGING_MS } from '../ledger/lifecycle.js';
 
 export { NO_CHANNEL, ROW_STATUSES, type ReportSummary, type RowStatus, type Tally } from './report-summary.js';
 
 /** Columns of results.csv. */
+/** The message of a row of a batch still staging: its import has not finished, or its process stopped. */
+const STAGING_MESSAGE = `not sent: the import of this batch has not finished (or its process stopped); if it stopped, the workers' recovery sweep refuses the batch ${STALE_STAGING_MS / 3_600_000} hours after its import began, and its rows may then be imported again`;
+
 export const RESULT_COLUMNS = [
   'line',
   'channel',
@@ -245,12 +249,17 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
       // Rows of a request share its outcome unless it was rejected (each row may have its own reasons).
       if (req.state === 'rejected') o = await rowOutcome(ledger, req, line, cache);
       else o = sharedOutcome ??= outcomeFromRequest(req, line) as RowOutcome;
-      if (o.status === 'pending' && batch.state === 'cancelled')
+      if (o.status === 'pending' && batch.state === 'staging') o = { ...o, message: STAGING_MESSAGE };
+      else if (o.status === 'pending' && batch.state === 'cancelled')
         o = { ...o, status: 'not_sent', message: 'not sent: the batch was cancelled before approval' };
       else if (o.status === 'pending' && batch.state === 'awaiting_approval')
         o = { ...o, message: 'awaiting approval; nothing is sent before it' };
       reqPos++;
       if (reqPos >= reqLines.length) await nextRequest();
+    } else if (batch.state === 'staging') {
+      // Not read yet, or its import stopped: nothing of the batch is sent, and it still holds its
+      // payees; it is not safe to pay again until the batch is refused.
+      o = { status: 'pending', request: undefined, httpStatus: undefined, message: STAGING_MESSAGE, errors: '' };
     } else {
       o = {
         status: 'not_sent',

@@ -12,6 +12,7 @@ import { requestJobId } from '../batch-id.js';
 import { enqueueRequests } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from '../ledger/index.js';
+import { STALE_STAGING_MS } from '../ledger/lifecycle.js';
 
 /** What the sweep needs. `graceMs`: how old a `sending` mark must be before it is judged. */
 export interface RecoverDeps {
@@ -29,13 +30,7 @@ export interface RecoverDeps {
   readonly serviceUrl?: string | undefined;
 }
 
-/**
- * How long an import may stay `staging` before the sweep takes it for dead (its process stopped
- * mid-file): 2 hours, far beyond the minute a file at the row limit takes. Such a batch has no
- * job (jobs are added only once it is released), so refusing it sends nothing and frees the
- * payees its staged requests held.
- */
-export const STALE_STAGING_MS = 2 * 3_600_000;
+export { STALE_STAGING_MS } from '../ledger/lifecycle.js';
 
 /** Requests whose ledger state is read in one round trip by the start-up pass. */
 const PENDING_CHUNK = 500;
