@@ -204,7 +204,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
         const again = join(dir, `chaos-again-${++uploads}.csv`);
         await writeFile(again, lines.join('\n'));
         const r = await runCli(['import', again], env, 30_000);
-        const id = /Batch ([0-9a-f]{16}) queued/.exec(r.stdout)?.[1];
+        // "Batch <id> queued: …", or the summary of a batch that ended at its import (every row
+        // held by the first batch): "Batch <id>  <file>  (finished)".
+        const id = /^Batch ([0-9a-f]{16})\b/m.exec(r.stdout)?.[1];
         if (id) batchIds.push(id);
         operatorActions++;
         continue;
