@@ -20,7 +20,13 @@ import { CONFIG_DEFAULTS } from '../config.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { toPiasters } from '../money.js';
 import { checkUpload, UPLOAD_REJECTED } from '../uploads/check-upload.js';
-import { safeFileName, uploadStore, type UploadRecord } from '../uploads/upload-store.js';
+import {
+  safeFileName,
+  uploadStore,
+  type RowsAndTotal,
+  type UploadCheck,
+  type UploadRecord,
+} from '../uploads/upload-store.js';
 import { uploadMessage } from '../uploads/upload-message.js';
 import { xlsxToCsv } from '../uploads/xlsx-to-csv.js';
 import { templateCsv, templateXlsx } from '../uploads/payout-template.js';
@@ -144,6 +150,8 @@ export function uploadRoutes(kit: UploadRouteKit) {
           { ...imports!.limits },
           {
             bom: deps.csvBom,
+            // Rows whose payee another batch holds now: shown apart, and not in what Send pays.
+            heldPayees: (keys) => imports!.ledger.checkPayees('', keys),
             onRows: (rows) => {
               if (Date.now() - last < 500) return;
               last = Date.now();
@@ -165,7 +173,7 @@ export function uploadRoutes(kit: UploadRouteKit) {
       const record = await ownUpload(req, reply);
       if (!record) return reply;
       const s = sessionOf(req);
-      const approval = record.check ? needsApproval(imports!, record.check.total.amount) : false;
+      const approval = record.check ? needsApproval(imports!, payableOf(record.check).amount) : false;
       const title = translate(req)('upload.result', { file: record.fileName });
       return page(req, reply, 'upload-result', title, { record, approval }, s, await takeFlash(s));
     });
@@ -209,13 +217,13 @@ export function uploadRoutes(kit: UploadRouteKit) {
       }
       const check = record.check;
       if (record.state !== 'checked' || !check) return reply.redirect(back, 303);
-      if (check.validRows === 0) {
+      const payable = payableOf(check);
+      if (payable.rows === 0) {
         await setFlash(s, { kind: 'error', key: 'upload.nothing' });
         return reply.redirect(back, 303);
       }
       // The confirmation names what the page showed: the number of payees and the total.
-      const confirmed =
-        body.confirm === 'yes' && body.payees === String(check.validRows) && body.total === check.total.amount;
+      const confirmed = body.confirm === 'yes' && body.payees === String(payable.rows) && body.total === payable.amount;
       if (!confirmed) {
         await setFlash(s, { kind: 'error', key: 'upload.confirmFirst' });
         return reply.redirect(back, 303);
@@ -255,4 +263,9 @@ export function uploadRoutes(kit: UploadRouteKit) {
       }
     });
   };
+}
+
+/** What Send pays of a checked upload: its valid rows but those another batch held at the check. */
+function payableOf(check: UploadCheck): RowsAndTotal {
+  return check.payable ?? check.total;
 }

@@ -26,6 +26,8 @@ export interface ScanHandlers {
   /** A valid row: the payout item (left out: valid rows are only counted, which is cheaper). */
   onItem?(item: PayoutItem): void | Promise<void>;
   onInvalid(row: InvalidRow): void | Promise<void>;
+  /** Called with each part of the file before its rows (what checks across a part's rows read). */
+  onPart?(part: ScannedPart): void | Promise<void>;
 }
 
 /** Counts of one scan. */
@@ -52,6 +54,7 @@ export async function scanFile(
   let validRows = 0;
   let invalidRows = 0;
   for await (const s of scan.parts) {
+    await handlers.onPart?.(s);
     for (const row of partRows(s.part, s.baseLine)) {
       rows++;
       if (row.kind === ROW_INVALID || s.earlierReference[row.valid] !== 0) {

@@ -11,6 +11,9 @@ import { describeIssue, showValue } from '../import/reasons.js';
 import { formatPiasters, toPiasters } from '../money.js';
 import { openRejectedRows, type RejectedRowsOut } from '../batch/rejected-rows.js';
 import type { UploadCheck, UploadProblem } from './upload-store.js';
+import { createRowChecks } from '../batch/row-checks.js';
+import { partRows, ROW_INVALID } from '../import/check-chunk.js';
+import { describeHeld, type PayeeHolder } from '../ledger/payout-register.js';
 
 /** Most problems kept for the page; every invalid row is in rejected-rows.csv. */
 export const MAX_PROBLEMS_SHOWN = 1000;
@@ -27,7 +30,15 @@ export async function checkUpload(
   csvPath: string,
   rules: RowRules,
   read: ScanOptions,
-  options: { readonly bom?: boolean; readonly onRows?: (rows: number) => void } = {},
+  options: {
+    readonly bom?: boolean;
+    readonly onRows?: (rows: number) => void;
+    /**
+     * Which of a part's payee keys another batch holds (`Ledger.checkPayees`): those rows are
+     * counted as held, apart from what Send would pay. Without it, no row is held.
+     */
+    readonly heldPayees?: (keys: readonly string[]) => Promise<Map<number, PayeeHolder>>;
+  } = {},
 ): Promise<UploadCheck> {
   let header: readonly string[] = [];
   let rejected: RejectedRowsOut | undefined;
@@ -35,6 +46,9 @@ export async function checkUpload(
   let problemCount = 0;
   let seen = 0;
   const sums = { wallet: { rows: 0, piasters: 0n }, bank: { rows: 0, piasters: 0n } };
+  const held = { rows: 0, piasters: 0n, first: undefined as string | undefined };
+  // The payee keys of the import (`../batch/row-checks.ts`), so that held means what Send will find.
+  const checks = options.heldPayees ? createRowChecks(() => 1024, undefined) : undefined;
   const tick = () => {
     seen++;
     if (seen % 500 === 0) options.onRows?.(seen);
@@ -46,6 +60,20 @@ export async function checkUpload(
       {
         onHeader(h) {
           header = h;
+        },
+        async onPart(s) {
+          if (!checks || !options.heldPayees) return;
+          const holders = await options.heldPayees(checks.payeeKeys(s));
+          if (holders.size === 0) return;
+          for (const row of partRows(s.part, s.baseLine)) {
+            if (row.kind === ROW_INVALID) continue;
+            const holder = holders.get(row.valid);
+            if (!holder) continue;
+            held.rows++;
+            held.piasters += s.part.piasters[row.valid]!;
+            const reference = s.references[row.valid]!;
+            held.first ??= `line ${row.line}: ${describeHeld(reference ? `reference ${reference}` : 'this payee', holder)}`;
+          }
         },
         onItem(item) {
           tick();
@@ -83,6 +111,11 @@ export async function checkUpload(
         bank: { rows: sums.bank.rows, amount: amount(sums.bank.piasters) },
       },
       total: { rows: counts.validRows, amount: amount(sums.wallet.piasters + sums.bank.piasters) },
+      held: { rows: held.rows, amount: amount(held.piasters), ...(held.first ? { first: held.first } : {}) },
+      payable: {
+        rows: counts.validRows - held.rows,
+        amount: amount(sums.wallet.piasters + sums.bank.piasters - held.piasters),
+      },
       problems,
       problemCount,
     };

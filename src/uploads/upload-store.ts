@@ -38,8 +38,16 @@ export interface UploadCheck {
   readonly validRows: number;
   readonly invalidRows: number;
   readonly byChannel: { readonly wallet: RowsAndTotal; readonly bank: RowsAndTotal };
-  /** The valid rows: what Send would pay. */
+  /** The valid rows. */
   readonly total: RowsAndTotal;
+  /**
+   * Valid rows whose payee another batch paid, or is to pay, when the file was checked (the
+   * payout register): Send does not pay them (they become `duplicate`). Absent in checks made
+   * before it was counted.
+   */
+  readonly held?: RowsAndTotal & { readonly first?: string };
+  /** What Send would pay: the valid rows but the held ones. */
+  readonly payable?: RowsAndTotal;
   /** The first `MAX_PROBLEMS_SHOWN` problems, in file order. */
   readonly problems: readonly UploadProblem[];
   /** Problems in all (more may exist than are listed). */

@@ -159,12 +159,14 @@ describe('paying a file in the browser', () => {
     expect(await maker.locator('.flash').innerText()).toContain('waiting for another user');
     expect(await maker.locator('#batch-state').getAttribute('data-state')).toBe('awaiting_approval');
 
-    // The same content again (another upload of the same file): refused in words, nothing imported.
+    // The same content again (another upload of the same file): the check shows every row held by
+    // the batch awaiting approval, and offers nothing to send; nothing is imported.
     await upload(maker, join(p.reportsDir, 'payouts-fixed.csv'));
-    await maker.check('#send-confirm');
-    await maker.click('#send');
-    await maker.waitForURL(`${base}/batches/${batchId}`);
-    expect(await maker.locator('.flash').innerText()).toContain(`already imported as batch ${batchId}`);
+    expect(await maker.locator('#held-rows').innerText()).toBe('27');
+    expect(await maker.locator('#held-total').innerText()).toBe(fixedTotal);
+    expect(await maker.locator('#held-note').innerText()).toContain(`already to be paid by batch ${batchId}`);
+    expect(await maker.locator('#send-form').count()).toBe(0);
+    await shot(maker, '12b-upload-held-by-another-batch');
     expect((await p.ledger.listBatches()).length).toBe(1);
   });
 

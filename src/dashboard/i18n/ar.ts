@@ -160,6 +160,10 @@ export const AR: Readonly<Record<MessageKey, string>> = {
   'upload.refused': 'رُفضت الدفعة {id}: {reason}',
   'upload.alreadySent': 'استُورد هذا الملف من قبل في الدفعة {id}.',
   'upload.nothing': 'لا يوجد صف صالح للإرسال.',
+  'upload.held': 'محجوزة لدفعة أخرى (لن تُرسل)',
+  'upload.heldNote':
+    '{rows} من الصفوف الصالحة لن تُرسل: دفعة أخرى دفعت، أو ستدفع، للمستفيد نفسه (المرجع نفسه، أو الوجهة وصاحب الحساب والمبلغ أنفسهم). لدفعها مرة أخرى عن قصد استخدم cashout import --pay-again.',
+  'upload.sendHeld': 'الصفوف المحجوزة لدفعة أخرى ({rows}) لن تُرسل.',
   'upload.notYours': 'لا يرى الملف ويرسله إلا من رفعه.',
   'upload.gone': 'لا يوجد هذا الملف المرفوع (تُحفظ الملفات المرفوعة 7 أيام).',
   'upload.checkAgain': 'رفع ملف آخر',

@@ -161,6 +161,10 @@ export const EN = {
   'upload.refused': 'Batch {id} was refused: {reason}',
   'upload.alreadySent': 'This file was already imported as batch {id}.',
   'upload.nothing': 'There is no valid row to send.',
+  'upload.held': 'Held by another batch (not sent)',
+  'upload.heldNote':
+    '{rows} valid rows are not sent: another batch paid, or is to pay, the same payee (same reference, or same destination, holder and amount). To pay them again on purpose, use cashout import --pay-again.',
+  'upload.sendHeld': 'The {rows} rows held by another batch are not sent.',
   'upload.notYours': 'Only the person who uploaded a file can see and send it.',
   'upload.gone': 'No such upload (uploads are kept for 7 days).',
   'upload.checkAgain': 'Upload another file',
