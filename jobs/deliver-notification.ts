@@ -12,6 +12,7 @@ import { CashoutError } from '../src/errors.js';
 import { hostOf, recordDelivery } from '../src/notify/deliveries.js';
 import { NOTIFY_QUEUE, NotifyJobData } from '../src/notify/notifier.js';
 import { SIGNATURE_HEADER, signBody } from '../src/notify/signature.js';
+import { redisErrorText } from '../src/queue/connection.js';
 
 /** What the processor needs. */
 export interface NotifyProcessorDeps {
@@ -97,7 +98,7 @@ export function startNotifyWorker(
     // A delivery whose worker died is delivered again: receivers drop repeats by the notification's id.
     maxStalledCount: 3,
   });
-  worker.on('error', (err) => deps.log.warn({ err: err.message }, 'notification worker error'));
+  worker.on('error', (err) => deps.log.warn({ err: redisErrorText(err) }, 'notification worker error'));
   return {
     async close() {
       await worker.close(true).catch(() => undefined);

@@ -19,6 +19,7 @@ import { recoverStuckRequests } from '../src/submit/recover-stuck.js';
 import { createSubmitProcessor, SubmissionTracker, type RequestRef } from './submit-withdrawal.js';
 import type { MetricsRegistry } from '../src/metrics.js';
 import { CONFIG_DEFAULTS } from '../src/config.js';
+import { redisErrorText } from '../src/queue/connection.js';
 
 /** Settings of the submit workers. */
 export interface WorkerSettings {
@@ -151,7 +152,7 @@ export function startSubmitWorker(
     worker.on('failed', (job, err) => {
       deps.log.warn({ jobId: job?.id, reason: err.message }, 'submission job failed');
     });
-    worker.on('error', (err) => deps.log.error({ err: err.message }, 'worker error'));
+    worker.on('error', (err) => deps.log.error({ err: redisErrorText(err) }, 'worker error'));
     workers.push(worker);
   }
 

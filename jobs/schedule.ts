@@ -18,6 +18,7 @@ import { Queue, Worker, getNextMillis, type ConnectionOptions, type Job, type Re
 import type { Logger } from 'pino';
 import { CashoutError } from '../src/errors.js';
 import type { ScanJobResult } from './scan-inbox.js';
+import { redisErrorText } from '../src/queue/connection.js';
 
 // DAYLIGHT SAVING. Egypt (Africa/Cairo, the default time zone) reinstated summer time in 2023:
 // it starts on the last Friday of April at 00:00 (clocks jump to 01:00) and ends on the last
@@ -117,6 +118,6 @@ export function startInboxWorker(
   worker.on('failed', (job, err) =>
     log.error({ jobId: job?.id, err: err.message }, 'inbox scan failed; the next tick scans again'),
   );
-  worker.on('error', (err) => log.error({ err: err.message }, 'inbox worker error'));
+  worker.on('error', (err) => log.error({ err: redisErrorText(err) }, 'inbox worker error'));
   return worker;
 }

@@ -33,6 +33,7 @@ import { sendError } from './http-errors.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { receiveUpload, uploadFileName } from './receive-upload.js';
 import { uploadMessage } from '../uploads/upload-message.js';
+import { isRedisConnectionError, redisErrorText } from '../queue/connection.js';
 
 /** Where the API's routes start; the dashboard skips its session checks for routes under it. */
 export const API_ROUTE_PREFIX = '/api/v1';
@@ -149,7 +150,15 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       if (status !== undefined && status >= 400 && status < 500) {
         return sendError(reply, 'bad_request', (err as Error).message, status);
       }
-      deps.log.error({ route: req.routeOptions.url, err: (err as Error).message }, 'API request failed');
+      if (isRedisConnectionError(err)) {
+        deps.log.error({ route: req.routeOptions.url, err: redisErrorText(err) }, 'API request failed: Redis');
+        return sendError(
+          reply,
+          'redis_unreachable',
+          'Redis is away or refuses the password of REDIS_URL; try again later',
+        );
+      }
+      deps.log.error({ route: req.routeOptions.url, err: redisErrorText(err) }, 'API request failed');
       return sendError(reply, 'internal', 'internal error; the server log has the details');
     });
 

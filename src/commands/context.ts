@@ -100,7 +100,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
   // Loaded here, not at start-up: commands that never touch Redis (validate, --help) start faster.
   const [
     { Queue },
-    { closeRedis, connectRedis },
+    { closeRedis, connectRedis, logQueueErrors },
     { startPrivateRedis },
     { openLedger },
     { createNotifier, NO_NOTIFIER },
@@ -135,6 +135,7 @@ export async function openQueues(ctx: AppContext, opts: { sandbox?: boolean } = 
     ? `${ctx.config.redisPrefix}:sandbox-${randomBytes(4).toString('hex')}`
     : ctx.config.redisPrefix;
   const queue = new Queue<SubmitJobData>(SUBMIT_QUEUE, { connection: workerRedis, prefix });
+  logQueueErrors(queue, ctx.log, 'submit queue');
   const ledger = openLedger(redis, prefix, { duplicateWindowHours: ctx.config.duplicateWindowHours });
   const notifier = opts.sandbox
     ? NO_NOTIFIER

@@ -14,6 +14,7 @@ import { parseHost } from '../host-guard.js';
 import { createMetrics } from '../metrics.js';
 import { importDeps, openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
+import { logQueueErrors } from '../queue/connection.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const ANY_ADDRESS = new Set(['0.0.0.0', '::', '']);
@@ -46,6 +47,7 @@ export async function dashboardCommand(
   }
   const h = await openQueues(ctx);
   const inbox = new Queue(INBOX_QUEUE, { connection: h.workerRedis, prefix: h.prefix });
+  logQueueErrors(inbox, ctx.log, 'inbox queue');
   const app = await buildDashboard({
     ledger: h.ledger,
     queue: h.queue,

@@ -24,6 +24,7 @@ import { requireSafeRedis } from '../queue/redis-safety.js';
 import { EXIT } from '../errors.js';
 import { serveProcessHealth } from '../health.js';
 import { importDeps, importTarget, openQueues, type AppContext } from './context.js';
+import { logQueueErrors } from '../queue/connection.js';
 
 /** Runs the scheduler; returns the exit code. */
 export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }): Promise<number> {
@@ -63,6 +64,7 @@ export async function schedulerCommand(ctx: AppContext, opts: { once?: boolean }
     }
 
     const inboxQueue = new Queue(INBOX_QUEUE, { connection: handles.workerRedis, prefix: handles.prefix });
+    logQueueErrors(inboxQueue, ctx.log, 'inbox queue');
     try {
       const next = await registerInboxSchedule(inboxQueue, schedule);
       const worker = startInboxWorker(

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { hostOf } from './deliveries.js';
 import { buildPayload, NOTIFY_EVENTS, type BatchFigures, type NotifyEvent } from './payload.js';
+import { logQueueErrors } from '../queue/connection.js';
 
 /** Name of the notification queue. */
 export const NOTIFY_QUEUE = 'cashout-notify';
@@ -52,6 +53,7 @@ export function createNotifier(
 ): Notifier {
   if (settings.urls.length === 0) return NO_NOTIFIER;
   const queue = new Queue<NotifyJobData>(NOTIFY_QUEUE, { connection, prefix });
+  logQueueErrors(queue, log, 'notification queue');
   return {
     async notify(event, figures, at = new Date()) {
       const payload = buildPayload(event, figures, settings.dashboardUrl, at);

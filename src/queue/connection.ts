@@ -56,6 +56,39 @@ export async function connectRedis(
 /** Redis's answers to a user or password it does not accept (AUTH, or a command before AUTH). */
 const AUTH_REFUSED = /\b(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i;
 
+/** Errors of a Redis connection that is away or refuses us (rather than of one command). */
+const CONNECTION_FAILED =
+  /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable|Reached the max retries/i;
+
+/**
+ * One line for an error of a Redis connection: its message's first line, with a refused password
+ * named as such. Never the error object: ioredis errors carry their command's arguments, the
+ * password of an AUTH among them.
+ */
+export function redisErrorText(err: unknown): string {
+  const message = String((err as Error | undefined)?.message ?? err).split('\n')[0]!;
+  return AUTH_REFUSED.test(message) ? `Redis refused the user or password of REDIS_URL (${message})` : message;
+}
+
+/** True for an error that says Redis is away or refuses the password, not that one command failed. */
+export function isRedisConnectionError(err: unknown): boolean {
+  const message = String((err as Error | undefined)?.message ?? '');
+  return AUTH_REFUSED.test(message) || CONNECTION_FAILED.test(message);
+}
+
+/**
+ * Logs the errors a BullMQ queue (or worker) emits, one line each (`redisErrorText`), as `what`.
+ * A queue without an error listener has BullMQ print the whole error object on stderr, with the
+ * password of an AUTH that Redis refused.
+ */
+export function logQueueErrors(
+  emitter: { on(event: 'error', listener: (err: Error) => void): unknown },
+  log: { warn(fields: object, msg: string): void },
+  what: string,
+): void {
+  emitter.on('error', (err) => log.warn({ err: redisErrorText(err) }, `${what}: Redis error`));
+}
+
 /** Closes a connection without throwing. */
 export async function closeRedis(redis: Redis | undefined): Promise<void> {
   if (!redis) return;

@@ -15,7 +15,8 @@ import { createRowMaker } from '../../scripts/generate-payouts.js';
 import { checkRedisSafety, requireSafeRedis } from '../../src/queue/redis-safety.js';
 import { isCashoutError } from '../../src/errors.js';
 import { connectRedis } from '../../src/queue/connection.js';
-import { runCli } from '../support/cli.js';
+import { ROOT, runCli } from '../support/cli.js';
+import { spawn } from 'node:child_process';
 
 describe('Redis safety for the ledger', () => {
   let server: PrivateRedis | undefined;
@@ -53,6 +54,44 @@ describe('Redis safety for the ledger', () => {
     expect(await refusal(`redis://127.0.0.1:${port}`)).toMatch(/needs a password: give it in REDIS_URL/);
     expect(await refusal(`redis://:the-right-password@127.0.0.1:${port}`)).toBe('connected');
   });
+
+  it('a running worker whose Redis starts refusing its password logs that in one line, never the password', async () => {
+    const redis = await open(false);
+    await redis.config('SET', 'requirepass', 'first-password-7c1d');
+    const port = new URL(server!.url).port;
+    const base: Record<string, string> = {};
+    for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'worker'], {
+      cwd: ROOT,
+      env: {
+        ...base,
+        REDIS_URL: `redis://:first-password-7c1d@127.0.0.1:${port}`,
+        CASHOUT_REDIS_PREFIX: '{cashout-test-password}',
+        CASHOUT_API_BASE_URL: 'http://127.0.0.1:9',
+        CASHOUT_API_TOKEN: 'x',
+        CASHOUT_ALLOW_UNSAFE_REDIS: 'true',
+      },
+    });
+    let stderr = '';
+    child.stdout.resume();
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await expect.poll(() => stderr, { timeout: 20_000 }).toContain('worker started');
+      // The password changes under the running worker, and its connections are dropped.
+      await redis.auth('first-password-7c1d');
+      await redis.config('SET', 'requirepass', 'second-password-9e2f');
+      await redis.auth('second-password-9e2f');
+      await redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await expect.poll(() => stderr, { timeout: 20_000 }).toMatch(/Redis refused the user or password of REDIS_URL/);
+      await new Promise((r) => setTimeout(r, 1500));
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    expect(stderr).not.toContain('first-password-7c1d');
+    expect(stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))).toEqual([]);
+  }, 60_000);
 
   it('a Redis with append-only fsync always and noeviction is accepted', async () => {
     const redis = await open(true);
