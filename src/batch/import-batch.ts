@@ -25,7 +25,7 @@ import { batchIdFromSha256 } from '../batch-id.js';
 import { hashFile } from '../import/read-rows.js';
 import type { RowIssue } from '../import/row-issues.js';
 import { describeDuplicate, type PossibleDuplicate } from './find-duplicates.js';
-import { describeHeld, PAY_AGAIN_HINT, type PayeeHolder } from '../ledger/payout-register.js';
+import { describeHeld, PAY_AGAIN_HINT, payAgainAdvised, type PayeeHolder } from '../ledger/payout-register.js';
 import { formatPiasters, toPiasters } from '../money.js';
 import { openScan, type Scan, type ScannedPart, type ScanOptions } from '../import/parallel-scan.js';
 import { itemStart, partRows, ROW_INVALID, ROW_WALLET, type ChunkPart, type PartRow } from '../import/check-chunk.js';
@@ -424,7 +424,8 @@ function takeValidRow(
   const payee = reference === '' ? 'this payee (same destination, holder and amount)' : `reference ${reference}`;
   if (holder && !r.options.payAgain) {
     r.counts.duplicateRows++;
-    return r.report.note({ line, status: 'duplicate', message: `${describeHeld(payee, holder)}; ${PAY_AGAIN_HINT}` });
+    const message = describeHeld(payee, holder) + (payAgainAdvised(holder) ? `; ${PAY_AGAIN_HINT}` : '');
+    return r.report.note({ line, status: 'duplicate', message });
   }
   const dup = r.checks.possibleDuplicate(s.part, row);
   if (dup && r.options.strictDuplicates)
@@ -602,7 +603,7 @@ function refusalOf(
   const { invalidRows, totalPiasters } = counts;
   if (invalidRows > 0 && !partial)
     return {
-      reason: `${invalidRows} row${invalidRows > 1 ? 's are' : ' is'} invalid and nothing is sent unless all rows are valid (use --partial to send the valid rows)`,
+      reason: `${invalidRows} row${invalidRows > 1 ? 's are' : ' is'} invalid and nothing is sent unless all rows are valid (to send the valid rows alone: --partial; HTTP API: partial=true; the dashboard's upload offers it)`,
       logFields: { invalidRows },
       logMessage: 'batch refused: the file has invalid rows; nothing was queued',
     };

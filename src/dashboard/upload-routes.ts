@@ -245,7 +245,9 @@ export function uploadRoutes(kit: UploadRouteKit) {
             ? { kind: 'error', key: 'upload.refused', params: refused }
             : result.state === 'awaiting_approval'
               ? { kind: 'ok', key: 'upload.submitted', params: { id: result.batchId } }
-              : { kind: 'ok', key: 'upload.sent', params: { id: result.batchId, requests: result.requests } };
+              : result.state === 'finished'
+                ? { kind: 'error', key: 'upload.ended', params: { id: result.batchId } }
+                : { kind: 'ok', key: 'upload.sent', params: { id: result.batchId, requests: result.requests } };
         await setFlash(s, flash);
         return reply.redirect(`/batches/${result.batchId}`, 303);
       } catch (err) {

@@ -15,7 +15,7 @@
  * fingerprint key only for `CASHOUT_DUPLICATE_WINDOW_HOURS`; a reference key for ever.
  */
 import type { LedgerRedis } from './scripts.js';
-import { stateWords } from './lifecycle.js';
+import { STALE_STAGING_MS, stateWords } from './lifecycle.js';
 
 /** The register's hash key under `prefix`. */
 export function registerKey(prefix: string): string {
@@ -72,12 +72,22 @@ export function describeHeld(what: string, h: PayeeHolder): string {
     case 'sending':
       return `not sent: ${what} is being paid right now by request ${h.seq} of batch ${h.batchId} (line ${h.line})`;
     default:
+      if (h.batchState === 'staging')
+        return `not sent: ${what} is held by ${where}, whose import has not finished (or its process stopped: the workers' recovery sweep refuses that batch ${STALE_STAGING_MS / 3_600_000} hours after its import began and frees its payees; import this row again then, not with --pay-again, which would pay it twice if that import finishes)`;
       return `not sent: ${what} is already to be paid by ${where} (batch ${stateWords(h.batchState)}, request ${stateWords(h.state)})`;
   }
 }
 
-/** Suffix of `describeHeld` naming the way to pay such rows on purpose. */
-export const PAY_AGAIN_HINT = 'to pay it again on purpose, import with --pay-again "<why>"';
+/**
+ * Suffix of `describeHeld` naming the way to pay such rows on purpose, on each way in (the HTTP
+ * API's query parameter; the upload page has none: such a file is imported with the command).
+ */
+export const PAY_AGAIN_HINT = 'to pay it again on purpose, import with --pay-again "<why>" (HTTP API: pay_again=<why>)';
+
+/** Whether `describeHeld`'s words for `h` may be followed by `PAY_AGAIN_HINT`: not while the holder's import is unfinished. */
+export function payAgainAdvised(h: PayeeHolder): boolean {
+  return h.batchState !== 'staging';
+}
 
 /** Settings of the register. */
 export interface RegisterSettings {

@@ -43,6 +43,9 @@ export function uploadMessage(message: string, copies: readonly string[], name: 
   const advice = separated
     ? 'save it with commas between the columns (in Excel: Save As, then "CSV UTF-8") and upload it again'
     : 'save it as "CSV UTF-8" (in Excel: Save As, then "CSV UTF-8") and upload it again';
-  const cut = text.replace(OPTION_ADVICE, '');
+  let cut = text.replace(OPTION_ADVICE, '');
+  // The advice cut may have held the closing bracket of an aside: close it.
+  const open = (cut.match(/\(/g) ?? []).length - (cut.match(/\)/g) ?? []).length;
+  if (open > 0) cut += ')'.repeat(open);
   return `${cut}${cut.endsWith('.') ? '' : ';'} ${advice}`;
 }

@@ -80,5 +80,14 @@ describe('a batch whose import stopped mid-file', () => {
     expect(isCashoutError(again, 'batch_exists')).toBe(true);
     expect((again as Error).message).toMatch(/its import has not finished; .*refuses it 2 hours after it began/);
     expect((again as Error).message).not.toContain('--force');
+
+    // Another file paying the same payee meanwhile: not sent, and told to wait for the sweep, not
+    // to pay it again (which would pay twice if the import were still running).
+    const other = await p.importCsv(await p.writeCsv('other.csv', [walletRow(9000, '55.00')]));
+    const { rows: otherRows } = await p.report(other.batchId);
+    expect(otherRows[0]!.status).toBe('duplicate');
+    expect(otherRows[0]!.message).toMatch(/held by batch .* line 2, whose import has not finished/);
+    expect(otherRows[0]!.message).toMatch(/not with --pay-again/);
+    expect(otherRows[0]!.message).not.toMatch(/to pay it again on purpose/);
   });
 });

@@ -53,6 +53,13 @@ describe('uploadMessage on the upload page', () => {
     expect(shown).not.toContain('--delimiter');
   });
 
+  it("Excel's separator line: the aside it opens is closed", async () => {
+    const { shown } = await refusal('sep.csv', Buffer.from(`sep=;\n${HEADER.replaceAll(',', ';')}\n`));
+    expect(shown).toMatch(/^line 1 is "sep=;", the separator line Excel writes/);
+    expect(shown).not.toContain('--delimiter');
+    expect((shown.match(/\(/g) ?? []).length).toBe((shown.match(/\)/g) ?? []).length);
+  });
+
   it('leaves a message that names neither the file nor an option as it is', () => {
     const text = 'line 1 must be a header row naming the columns (see the CSV template in the README)';
     expect(uploadMessage(text, [join(dir, 'x.csv')], 'x.csv', 'page')).toBe(text);

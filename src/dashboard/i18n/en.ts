@@ -33,7 +33,7 @@ export const EN = {
   'status.unknown': 'Outcome unknown',
   'status.not_sent': 'Not sent',
   'status.invalid': 'Invalid',
-  'status.duplicate': 'Already paid',
+  'status.duplicate': 'Paid or to be paid by another batch',
   'status.reconciled_created': 'Found created',
   'status.reconciled_not_created': 'Found not created',
   'channel.wallet': 'Mobile wallet',
@@ -157,6 +157,8 @@ export const EN = {
   'upload.approvalNote': 'Another user must approve this batch before anything is sent.',
   'upload.confirmFirst': 'Tick the confirmation first.',
   'upload.sent': 'Batch {id} imported: {requests} withdrawal requests queued.',
+  'upload.ended':
+    'Batch {id} imported with nothing to send: every valid row is paid, or to be paid, by another batch. Its report is written.',
   'upload.submitted': "Batch {id} is waiting for another user's approval.",
   'upload.refused': 'Batch {id} was refused: {reason}',
   'upload.alreadySent': 'This file was already imported as batch {id}.',
