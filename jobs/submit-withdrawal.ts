@@ -131,8 +131,13 @@ export function createSubmitProcessor(deps: SubmitProcessorDeps) {
         `request ${seq} of batch ${batchId}: outcome unknown, it may or may not have been created; reconcile it (cashout reconcile ${batchId})`,
       );
     }
-    if (result.state === 'not_sent')
-      throw new UnrecoverableError(`request ${seq} of batch ${batchId} was not sent; it can be retried`);
+    if (result.state === 'not_sent') {
+      const stopped = (await deps.ledger.getBatch(batchId))?.haltReason;
+      const then = stopped
+        ? `; the batch was stopped (${stopped}): nothing of it is sent again`
+        : '; it can be retried';
+      throw new UnrecoverableError(`request ${seq} of batch ${batchId} was not sent${then}`);
+    }
     return { state: result.state };
   };
   return async (job: Job): Promise<SubmitJobResult> => {

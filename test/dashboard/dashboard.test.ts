@@ -181,6 +181,20 @@ describe('dashboard', () => {
     expect(rows.every((r) => r.status === 'not_sent' && r.message!.includes('CASHOUT_MAX_BATCH_TOTAL'))).toBe(true);
   });
 
+  it('offers Retry on a request not sent only where the ledger would queue it again (not in a stopped batch)', async () => {
+    const notSentIn = async (name: string, stop: boolean) => {
+      const batch = await p.importCsv(await p.writeCsv(name, [walletRow(stop ? 61 : 62)]));
+      if (stop) await p.ledger.halt(batch.batchId, 'the service refused the access token (HTTP 401)');
+      await p.ledger.finishUnsent(batch.batchId, 1, 'not sent', 'pending');
+      const html = await (
+        await fetch(`${base}/batches/${batch.batchId}`, { headers: { cookie: checkerCookie } })
+      ).text();
+      return html.includes(`action="/batches/${batch.batchId}/requests/1/retry"`);
+    };
+    expect(await notSentIn('retry-open.csv', false)).toBe(true);
+    expect(await notSentIn('retry-stopped.csv', true)).toBe(false);
+  });
+
   it('serves metrics to a logged-in user: queue depths and batches by state', async () => {
     const cookie = checkerCookie;
     const text = await (await fetch(`${base}/metrics`, { headers: { cookie } })).text();
