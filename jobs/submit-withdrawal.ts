@@ -132,7 +132,8 @@ export function createSubmitProcessor(deps: SubmitProcessorDeps) {
       );
     }
     if (result.state === 'not_sent') {
-      const stopped = (await deps.ledger.getBatch(batchId))?.haltReason;
+      // Only for the message: a read that fails (Redis away) leaves the usual one.
+      const stopped = (await deps.ledger.getBatch(batchId).catch(() => undefined))?.haltReason;
       const then = stopped
         ? `; the batch was stopped (${stopped}): nothing of it is sent again`
         : '; it can be retried';

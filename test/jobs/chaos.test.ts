@@ -38,7 +38,7 @@ const redisSeed = seedOf(7);
 describe('chaos', () => {
   it(
     `workers killed at random moments: no duplicate, no lost row (seed ${workersSeed}; replay: npm run chaos -- --rows 2000 --workers 2 --kills 3 --items-per-request 10 --seed ${workersSeed})`,
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const f = await runChaos({
         rows: 2000,
@@ -56,7 +56,7 @@ describe('chaos', () => {
 
   it(
     `an operator re-uploads the file with a change and retries failed jobs while workers and Redis are killed: nobody paid twice (seed ${operatorSeed}; replay: npm run chaos -- --operator --rows 1000 --workers 2 --kills 2 --redis --seed ${operatorSeed})`,
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const f = await runChaos({
         rows: 1000,
@@ -78,7 +78,7 @@ describe('chaos', () => {
 
   it(
     `Redis killed and restarted mid-batch: no duplicate, no lost row (seed ${redisSeed}; replay: npm run chaos -- --rows 2000 --workers 2 --kills 1 --redis --items-per-request 10 --seed ${redisSeed})`,
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const f = await runChaos({
         rows: 2000,
