@@ -255,7 +255,7 @@ export const OPENAPI_DOCUMENT = {
               code: {
                 type: 'string',
                 enum: Object.keys(ERROR_CODES),
-                description: 'the table of README "Error codes"',
+                description: "one of the project's error codes (ERROR_CODES in src/errors.ts)",
               },
               message: { type: 'string' },
             },

@@ -183,8 +183,7 @@ export async function runCommand(ctx: AppContext, file: string, opts: RunOptions
     }
     // A batch that was never queued had its report written by the import.
     const summary =
-      (imported.state !== 'queued' ? imported.summary : undefined) ??
-      (await writeReport(handles.ledger, imported.batchId, { bom: ctx.config.csvBom }));
+      imported.summary ?? (await writeReport(handles.ledger, imported.batchId, { bom: ctx.config.csvBom }));
     // Its end is notified as a worker's would be (queued; a `cashout worker` delivers it).
     await notifyBatchEnd(handles.notifier, summary);
     process.stdout.write(formatSummary(summary, imported.reportDir));

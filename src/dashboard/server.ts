@@ -41,7 +41,7 @@ import { errorFlash, type DashboardDeps, type Flash, type PageRenderer } from '.
 
 export type { DashboardDeps } from './page-kit.js';
 import { API_ROUTE_PREFIX, httpApi } from '../api/routes.js';
-import { RETRY_SENDS_IN } from '../ledger/lifecycle.js';
+import { retrySends } from '../ledger/lifecycle.js';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'cashout_session';
@@ -279,7 +279,7 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const pageNo = Number((req.query as Record<string, unknown>).page ?? 1);
     const review = view.state === 'awaiting_approval' ? await batchReview(deps.ledger, batch, pageNo) : undefined;
     // Retry is offered only where the ledger would queue the request again (actions.ts retryRequest).
-    const canRetry = !batch.haltReason && RETRY_SENDS_IN.includes(batch.state);
+    const canRetry = retrySends(batch);
     const data = { view, requests, itemsOf, review, canRetry };
     return page(req, reply, 'batch', translate(req)('batch.title', { id }), data, s, await takeFlash(s));
   });

@@ -20,13 +20,7 @@ import { CONFIG_DEFAULTS } from '../config.js';
 import { CashoutError, isCashoutError } from '../errors.js';
 import { toPiasters } from '../money.js';
 import { checkUpload, UPLOAD_REJECTED } from '../uploads/check-upload.js';
-import {
-  safeFileName,
-  uploadStore,
-  type RowsAndTotal,
-  type UploadCheck,
-  type UploadRecord,
-} from '../uploads/upload-store.js';
+import { payableOf, safeFileName, uploadStore, type UploadRecord } from '../uploads/upload-store.js';
 import { uploadMessage } from '../uploads/upload-message.js';
 import { xlsxToCsv } from '../uploads/xlsx-to-csv.js';
 import { templateCsv, templateXlsx } from '../uploads/payout-template.js';
@@ -173,9 +167,10 @@ export function uploadRoutes(kit: UploadRouteKit) {
       const record = await ownUpload(req, reply);
       if (!record) return reply;
       const s = sessionOf(req);
-      const approval = record.check ? needsApproval(imports!, payableOf(record.check).amount) : false;
+      const payable = record.check ? payableOf(record.check) : undefined;
+      const approval = payable ? needsApproval(imports!, payable.amount) : false;
       const title = translate(req)('upload.result', { file: record.fileName });
-      return page(req, reply, 'upload-result', title, { record, approval }, s, await takeFlash(s));
+      return page(req, reply, 'upload-result', title, { record, approval, payable }, s, await takeFlash(s));
     });
 
     app.get('/uploads/:id/status.json', async (req, reply) => {
@@ -265,9 +260,4 @@ export function uploadRoutes(kit: UploadRouteKit) {
       }
     });
   };
-}
-
-/** What Send pays of a checked upload: its valid rows but those another batch held at the check. */
-function payableOf(check: UploadCheck): RowsAndTotal {
-  return check.payable ?? check.total;
 }

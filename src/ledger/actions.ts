@@ -10,7 +10,7 @@ import { CashoutError } from '../errors.js';
 import { enqueueRequests, seqRange } from '../queue/enqueue-requests.js';
 import type { SubmitJobData } from '../queue/queues.js';
 import type { Ledger } from './index.js';
-import { describeRefusal, RETRY_SENDS_IN, stateWords, transition } from './lifecycle.js';
+import { describeRefusal, retrySends, stateWords, transition } from './lifecycle.js';
 
 /**
  * Who acts: `user` is the person (the operating-system user for the CLI, the logged-in user for
@@ -89,7 +89,7 @@ export async function retryRequest(
       { batchId, seq, state: batch.state },
     );
   }
-  if (batch && !RETRY_SENDS_IN.includes(batch.state)) {
+  if (batch && !retrySends(batch)) {
     throw new CashoutError(
       'batch_state',
       `batch ${batchId} is ${stateWords(batch.state)}: nothing of it is sent, so request ${seq} is not queued again`,

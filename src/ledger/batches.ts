@@ -4,7 +4,7 @@
  * is guarded by `batchTransition` (lifecycle.ts); who did what is kept in the batch's events list.
  */
 import { CashoutError } from '../errors.js';
-import { STALE_STAGING_MS, stateWords } from './lifecycle.js';
+import { STOPPED_IMPORT_ENDS, stateWords } from './lifecycle.js';
 import type { ApprovalEvent, BatchCounts, BatchRecord } from './codec.js';
 import { parseBatch } from './codec.js';
 import type { LedgerContext } from './keys.js';
@@ -55,17 +55,12 @@ export function batchOps(c: LedgerContext) {
           state === 'refused'
             ? 'and refused as a whole'
             : state === 'staging'
-              ? `and its import has not finished; nothing new was queued. If that import stopped (its process died), the workers' recovery sweep refuses it ${STALE_STAGING_MS / 3_600_000} hours after it began; import the file again then`
+              ? `and its import has not finished; nothing new was queued. If that import stopped (its process died), ${STOPPED_IMPORT_ENDS}; import the file again then`
               : `(batch ${stateWords(state)}); nothing new was queued; to pay this file as a new batch all the same, import it with --force (rows already paid or to be paid are not sent again)`;
         throw new CashoutError(
           'batch_exists',
           `this file's content was already imported as batch ${b.id} on ${existing?.createdAt ?? 'an earlier date'} ${what}`,
-          {
-            batchId: b.id,
-            createdAt: existing?.createdAt,
-            state,
-            ...(existing?.supersededBy ? { supersededBy: existing.supersededBy } : {}),
-          },
+          { batchId: b.id, createdAt: existing?.createdAt, state },
         );
       }
       const note = b.forced

@@ -38,8 +38,8 @@ export interface Ledger {
   readonly prefix: string;
   /**
    * Records a new batch in `staging`. Throws `CashoutError('batch_exists')` when the same id was
-   * imported before, with the existing batch's `state` (and `supersededBy`) in its context: a
-   * refused batch is never replaced (see `supersedeRefused`).
+   * imported before, with the existing batch's `state` in its context: a refused batch is never
+   * replaced (see `supersedeRefused`).
    */
   createBatch(batch: NewBatch): Promise<void>;
   /**

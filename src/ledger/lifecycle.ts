@@ -51,6 +51,11 @@ export type BatchState =
  */
 export const RETRY_SENDS_IN: readonly BatchState[] = ['queued', 'finished', 'needs_reconciliation'];
 
+/** Whether a person's retry of a request of `batch` can lead to a submission (`RETRY_SENDS_IN`, not stopped). */
+export function retrySends(batch: { readonly state: BatchState; readonly haltReason?: string | undefined }): boolean {
+  return !batch.haltReason && RETRY_SENDS_IN.includes(batch.state);
+}
+
 /**
  * How long an import may stay `staging` before the workers' recovery sweep takes it for dead (its
  * process stopped mid-file) and refuses it: 2 hours, far beyond the minute a file at the row limit
@@ -58,6 +63,9 @@ export const RETRY_SENDS_IN: readonly BatchState[] = ['queued', 'finished', 'nee
  * nothing and frees the payees its staged requests held.
  */
 export const STALE_STAGING_MS = 2 * 3_600_000;
+
+/** How an import that stopped mid-file ends, in the words of every message about one. */
+export const STOPPED_IMPORT_ENDS = `the workers' recovery sweep refuses it ${STALE_STAGING_MS / 3_600_000} hours after its import began`;
 
 /** Every batch state. */
 export const BATCH_STATES: readonly BatchState[] = [

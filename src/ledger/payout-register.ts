@@ -15,7 +15,7 @@
  * fingerprint key only for `CASHOUT_DUPLICATE_WINDOW_HOURS`; a reference key for ever.
  */
 import type { LedgerRedis } from './scripts.js';
-import { STALE_STAGING_MS, stateWords } from './lifecycle.js';
+import { STOPPED_IMPORT_ENDS, stateWords } from './lifecycle.js';
 
 /** The register's hash key under `prefix`. */
 export function registerKey(prefix: string): string {
@@ -73,7 +73,7 @@ export function describeHeld(what: string, h: PayeeHolder): string {
       return `not sent: ${what} is being paid right now by request ${h.seq} of batch ${h.batchId} (line ${h.line})`;
     default:
       if (h.batchState === 'staging')
-        return `not sent: ${what} is held by ${where}, whose import has not finished (or its process stopped: the workers' recovery sweep refuses that batch ${STALE_STAGING_MS / 3_600_000} hours after its import began and frees its payees; import this row again then, not with --pay-again, which would pay it twice if that import finishes)`;
+        return `not sent: ${what} is held by ${where}, whose import has not finished (or its process stopped: ${STOPPED_IMPORT_ENDS} and frees its payees; import this row again then, not with --pay-again, which would pay it twice if that import finishes)`;
       return `not sent: ${what} is already to be paid by ${where} (batch ${stateWords(h.batchState)}, request ${stateWords(h.state)})`;
   }
 }

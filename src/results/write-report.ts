@@ -29,13 +29,13 @@ import {
 } from './report-summary.js';
 import { BATCH_FILES, type RowNote } from './batch-files.js';
 import { randomBytes } from 'node:crypto';
-import { STALE_STAGING_MS } from '../ledger/lifecycle.js';
+import { STOPPED_IMPORT_ENDS } from '../ledger/lifecycle.js';
 
 export { NO_CHANNEL, ROW_STATUSES, type ReportSummary, type RowStatus, type Tally } from './report-summary.js';
 
 /** Columns of results.csv. */
 /** The message of a row of a batch still staging: its import has not finished, or its process stopped. */
-const STAGING_MESSAGE = `not sent: the import of this batch has not finished (or its process stopped); if it stopped, the workers' recovery sweep refuses the batch ${STALE_STAGING_MS / 3_600_000} hours after its import began, and its rows may then be imported again`;
+const STAGING_MESSAGE = `not sent: the import of this batch has not finished (or its process stopped); if it stopped, ${STOPPED_IMPORT_ENDS}, and its rows may then be imported again`;
 
 export const RESULT_COLUMNS = [
   'line',

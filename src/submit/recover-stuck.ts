@@ -30,8 +30,6 @@ export interface RecoverDeps {
   readonly serviceUrl?: string | undefined;
 }
 
-export { STALE_STAGING_MS } from '../ledger/lifecycle.js';
-
 /** Requests whose ledger state is read in one round trip by the start-up pass. */
 const PENDING_CHUNK = 500;
 

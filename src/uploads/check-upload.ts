@@ -112,10 +112,6 @@ export async function checkUpload(
       },
       total: { rows: counts.validRows, amount: amount(sums.wallet.piasters + sums.bank.piasters) },
       held: { rows: held.rows, amount: amount(held.piasters), ...(held.first ? { first: held.first } : {}) },
-      payable: {
-        rows: counts.validRows - held.rows,
-        amount: amount(sums.wallet.piasters + sums.bank.piasters - held.piasters),
-      },
       problems,
       problemCount,
     };

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { formatPiasters, toPiasters } from '../money.js';
 
 /** Days an upload is kept. */
 export const UPLOAD_KEEP_DAYS = 7;
@@ -32,6 +33,13 @@ export interface RowsAndTotal {
   readonly amount: string;
 }
 
+/** What Send pays of a checked upload: its valid rows but those another batch held at the check. */
+export function payableOf(check: Pick<UploadCheck, 'total' | 'held'>): RowsAndTotal {
+  if (!check.held) return check.total;
+  const amount = formatPiasters(toPiasters(check.total.amount) - toPiasters(check.held.amount));
+  return { rows: check.total.rows - check.held.rows, amount };
+}
+
 /** What the check found: counts, totals of the valid rows per channel, the first problems. */
 export interface UploadCheck {
   readonly rows: number;
@@ -46,8 +54,6 @@ export interface UploadCheck {
    * before it was counted.
    */
   readonly held?: RowsAndTotal & { readonly first?: string };
-  /** What Send would pay: the valid rows but the held ones. */
-  readonly payable?: RowsAndTotal;
   /** The first `MAX_PROBLEMS_SHOWN` problems, in file order. */
   readonly problems: readonly UploadProblem[];
   /** Problems in all (more may exist than are listed). */

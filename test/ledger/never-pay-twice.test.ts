@@ -9,7 +9,8 @@ import { loadBankList } from '../../src/contract/supported-banks.js';
 import { isCashoutError } from '../../src/errors.js';
 import { retryRequest, resolveRequest } from '../../src/ledger/actions.js';
 import { serviceAddress } from '../../src/submit/service-address.js';
-import { recoverStuckRequests, STALE_STAGING_MS } from '../../src/submit/recover-stuck.js';
+import { recoverStuckRequests } from '../../src/submit/recover-stuck.js';
+import { STALE_STAGING_MS } from '../../src/ledger/lifecycle.js';
 import { buildRequest } from '../../src/batch/group-items.js';
 import { openTestPipeline, walletRow, bankRow, type TestPipeline } from '../support/pipeline.js';
 

@@ -78,7 +78,9 @@ describe('a batch whose import stopped mid-file', () => {
     // the sweep frees it (not "use --force", which would leave its rows held).
     const again = await p.importCsv(file).catch((e: unknown) => e);
     expect(isCashoutError(again, 'batch_exists')).toBe(true);
-    expect((again as Error).message).toMatch(/its import has not finished; .*refuses it 2 hours after it began/);
+    expect((again as Error).message).toMatch(
+      /its import has not finished; .*refuses it 2 hours after its import began/,
+    );
     expect((again as Error).message).not.toContain('--force');
 
     // Another file paying the same payee meanwhile: not sent, and told to wait for the sweep, not

@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkUpload } from '../../src/uploads/check-upload.js';
+import { payableOf } from '../../src/uploads/upload-store.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import type { PayeeHolder } from '../../src/ledger/payout-register.js';
 import { HEADER, bankRow, walletRow } from '../support/pipeline.js';
@@ -57,7 +58,7 @@ describe('checkUpload with the payout register', () => {
       amount: '20.00',
       first: 'line 3: not sent: reference BREF-2 was already paid in batch abcdefabcdef0003 line 7 on 2026-11-20',
     });
-    expect(check.payable).toEqual({ rows: 2, amount: '40.00' });
+    expect(payableOf(check)).toEqual({ rows: 2, amount: '40.00' });
   });
 
   it('without the register, nothing is held', async () => {
@@ -65,6 +66,6 @@ describe('checkUpload with the payout register', () => {
     await writeFile(path, `${[HEADER, walletRow(1, '10.00')].join('\n')}\n`);
     const check = await checkUpload(dir, path, rules, {});
     expect(check.held).toEqual({ rows: 0, amount: '0.00' });
-    expect(check.payable).toEqual({ rows: 1, amount: '10.00' });
+    expect(payableOf(check)).toEqual({ rows: 1, amount: '10.00' });
   });
 });
