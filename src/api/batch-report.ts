@@ -17,21 +17,37 @@ import { writeReport, type ReportSummary, type RowStatus } from '../results/writ
 /** Batch states after which the ledger changes a batch's rows only by a person's action. */
 const SETTLED = new Set(['finished', 'needs_reconciliation', 'cancelled', 'refused']);
 
-/** The batch's summary.json, written first when the batch is not settled or it is missing. */
+/**
+ * The batch's summary.json, written first when the batch is not settled, when it is missing, or
+ * when the ledger changed since it was written: another state or end time (a worker ended a
+ * retried request and has not yet written the report again), or another number of findings or
+ * story steps (a finding recorded by another process). What is served is the ledger's present state.
+ */
 export async function freshSummary(
   ledger: Ledger,
   batch: BatchRecord,
   bom: boolean | undefined,
 ): Promise<ReportSummary> {
   if (SETTLED.has(batch.state)) {
+    let written: ReportSummary | undefined;
     try {
-      const text = await readFile(join(batch.reportDir, BATCH_FILES.summary), 'utf8');
-      return JSON.parse(text) as ReportSummary;
+      written = JSON.parse(await readFile(join(batch.reportDir, BATCH_FILES.summary), 'utf8')) as ReportSummary;
     } catch {
       // not written yet: written below
     }
+    if (written && (await writtenSince(ledger, batch, written))) return written;
   }
   return writeReport(ledger, batch.id, { bom });
+}
+
+/** Whether `s` was written after the ledger's last change to `batch` (same state, end, findings and story). */
+async function writtenSince(ledger: Ledger, batch: BatchRecord, s: ReportSummary): Promise<boolean> {
+  if (s.batchState !== batch.state || s.finishedAt !== (batch.finishedAt ?? null)) return false;
+  const [resolutions, approvals] = await Promise.all([
+    ledger.listResolutions(batch.id),
+    ledger.listApprovals(batch.id),
+  ]);
+  return s.resolutions.length === resolutions.length && s.approvals.length === approvals.length;
 }
 
 /** One row of results.csv as the API lists it (amounts are EGP decimal strings, as in the input). */

@@ -1,0 +1,71 @@
+/**
+ * The HTTP API shows a settled batch as the ledger has it now, also when the ledger changed after
+ * the batch's report was last written (a worker that finished a retried request and has not yet
+ * rewritten the report, or a finding recorded by another process): the counts, state and findings
+ * it serves never lag behind the ledger.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { loadBankList } from '../../src/contract/supported-banks.js';
+import { apiKeyStore } from '../../src/api/api-keys.js';
+import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { startTestDashboard } from '../support/dashboard.js';
+
+const TOKEN = 'settled-summary-token';
+
+describe('HTTP API: a settled batch changed after its report was written', () => {
+  let p: TestPipeline;
+  let sandbox: Sandbox;
+  let app: FastifyInstance;
+  let base: string;
+  let key: string;
+
+  beforeAll(async () => {
+    p = await openTestPipeline('settled-summary');
+    sandbox = await startSandbox({ token: TOKEN, banks: loadBankList() });
+    ({ app, base } = await startTestDashboard(p, { users: 'none', api: { import: undefined, maxFileBytes: 1000 } }));
+    key = (await apiKeyStore(p.redis, p.prefix).create('amira')).key;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await sandbox?.close();
+    await p?.close();
+  });
+
+  const get = async (path: string) => {
+    const res = await fetch(`${base}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, any>;
+  };
+
+  it('serves the counts, state and findings of the ledger, not those of the last report', async () => {
+    const file = await p.writeCsv('settled.csv', [walletRow(1), walletRow(2), walletRow(3), walletRow(4)]);
+    const { batchId } = await p.importCsv(file, { itemsPerRequest: 2, serviceUrl: sandbox.url });
+    sandbox.setFaults({ rates: { http500: 1 } });
+    const { summary } = await p.submit(batchId, { baseUrl: sandbox.url, token: TOKEN, serviceUrl: sandbox.url });
+    sandbox.setFaults({});
+    expect(summary.batchState).toBe('needs_reconciliation');
+    const before = await get(`/batches/${batchId}`);
+    expect(before).toMatchObject({ state: 'needs_reconciliation' });
+    expect(before.byStatus.unknown.rows).toBe(4);
+
+    // Another process records a finding on the first request; the report is not written again.
+    await p.ledger.resolve(batchId, 1, 'created', 'amira', 'seen in the merchant dashboard');
+    const one = await get(`/batches/${batchId}`);
+    expect(one.state).toBe('needs_reconciliation');
+    expect(one.byStatus.accepted.rows).toBe(2);
+    expect(one.byStatus.unknown.rows).toBe(2);
+    expect(one.resolutions).toHaveLength(1);
+
+    // The second finding ends the batch: finished, every row accepted, in the rows listed too.
+    await p.ledger.resolve(batchId, 2, 'created', 'amira', 'seen in the merchant dashboard');
+    const done = await get(`/batches/${batchId}`);
+    expect(done.state).toBe('finished');
+    expect(done.byStatus.accepted.rows).toBe(4);
+    expect(done.byStatus.unknown.rows).toBe(0);
+    expect(done.resolutions).toHaveLength(2);
+    const unknown = await get(`/batches/${batchId}/rows?status=unknown`);
+    expect(unknown.matching).toBe(0);
+  });
+});
