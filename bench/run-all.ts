@@ -3,19 +3,8 @@
  * Without names every benchmark runs, in that order. Each prints a table and writes
  * `bench/results/<name>-<timestamp>.json`.
  *
- * Options (smaller sizes are handy to try the harness):
- *   --seed N                 payout file seed (default 42); files are cached in the temporary folder
- *   --import-rows N          rows of the import benchmark (default 1,000,000)
- *   --import-timeout S       longest `cashout import` may run, seconds (default 420)
- *   --import-rounds N        times the import benchmark's three steps run; medians are shown (default 3)
- *   --memory-rows A,B        file sizes of the memory benchmark (default 10000,1000000)
- *   --submit-rows N          rows of the submit benchmark (default 100,000)
- *   --latencies A,B          sandbox latencies of the submit benchmark, ms (default 0,50)
- *   --workers-rows N         rows of the workers benchmark (default 100,000)
- *   --workers A,B,C          worker counts (default 1,2,4)
- *   --drop-files             delete the generated payout files at the end
- * Redis: a private `redis-server` per measurement, unless BENCH_REDIS_URL names one to use (keys
- * then live under a fresh `{cashout-bench-…}` prefix and are deleted afterwards).
+ * Options and exit codes: `USAGE` below (`npm run bench -- --help`); smaller sizes are handy to try
+ * the harness.
  */
 import { parseArgs } from 'node:util';
 import { importBench, IMPORT_DEFAULTS } from './import.js';
@@ -27,11 +16,14 @@ import { codeVersion, dropPayoutFiles, machineInfo, note, type BenchSettings } f
 const NAMES = ['import', 'memory', 'submit', 'workers'] as const;
 type Name = (typeof NAMES)[number];
 
+/** A wrong option value: the run stops with its message and exit code 2. */
+class UsageError extends Error {}
+
 function list(value: string | undefined, fallback: readonly number[], what: string): number[] {
   if (value === undefined) return [...fallback];
   const out = value.split(',').map((v) => Number(v.trim().replace(/_/g, '')));
   if (out.length === 0 || out.some((n) => !Number.isFinite(n) || n < 0))
-    throw new Error(`${what} needs numbers separated by commas`);
+    throw new UsageError(`${what} needs numbers separated by commas`);
   return out;
 }
 
@@ -39,22 +31,57 @@ function one(value: string | undefined, fallback: number, what: string): number 
   return list(value, [fallback], what)[0]!;
 }
 
+const USAGE = `Usage: npm run bench -- [import|memory|submit|workers ...] [options]
+Without names every benchmark runs, in that order. Each prints a table and writes
+bench/results/<name>-<timestamp>.json. Run it on a quiet machine: the figures are ratios of steps
+measured side by side, and a busy machine moves them.
+
+Options:
+  --seed N                 payout file seed (default 42); files are cached in the temporary folder
+  --import-rows N          rows of the import benchmark (default 1,000,000)
+  --import-timeout S       longest \`cashout import\` may run, seconds (default 420)
+  --import-rounds N        times the import benchmark's three steps run; medians are shown (default 3)
+  --memory-rows A,B        file sizes of the memory benchmark (default 10000,1000000)
+  --submit-rows N          rows of the submit benchmark (default 100,000)
+  --latencies A,B          sandbox latencies of the submit benchmark, ms (default 0,50)
+  --workers-rows N         rows of the workers benchmark (default 100,000)
+  --workers A,B,C          worker counts (default 1,2,4)
+  --drop-files             delete the generated payout files at the end
+  -h, --help               show this help
+
+Redis: a private redis-server per measurement, unless BENCH_REDIS_URL names one to use (keys then
+live under a fresh {cashout-bench-…} prefix and are deleted afterwards).
+Exit codes: 0 every benchmark ran, 1 one failed, 2 wrong usage.
+`;
+
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      seed: { type: 'string' },
-      'import-rows': { type: 'string' },
-      'import-timeout': { type: 'string' },
-      'import-rounds': { type: 'string' },
-      'memory-rows': { type: 'string' },
-      'submit-rows': { type: 'string' },
-      latencies: { type: 'string' },
-      'workers-rows': { type: 'string' },
-      workers: { type: 'string' },
-      'drop-files': { type: 'boolean', default: false },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        seed: { type: 'string' },
+        'import-rows': { type: 'string' },
+        'import-timeout': { type: 'string' },
+        'import-rounds': { type: 'string' },
+        'memory-rows': { type: 'string' },
+        'submit-rows': { type: 'string' },
+        latencies: { type: 'string' },
+        'workers-rows': { type: 'string' },
+        workers: { type: 'string' },
+        'drop-files': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message.split('. ')[0]}; see npm run bench -- --help\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const unknown = positionals.filter((p) => !(NAMES as readonly string[]).includes(p));
   if (unknown.length > 0) {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; choose from ${NAMES.join(', ')}\n`);
@@ -66,7 +93,43 @@ async function main(): Promise<number> {
     ...(process.env.BENCH_REDIS_URL ? { redisUrl: process.env.BENCH_REDIS_URL } : {}),
     dropFiles: values['drop-files'] === true,
   };
+  // Every option value is checked before anything runs.
   const importTimeoutSeconds = one(values['import-timeout'], IMPORT_DEFAULTS.importTimeoutSeconds, '--import-timeout');
+  const runs: Record<Name, () => Promise<unknown>> = {
+    import: (
+      (o) => () =>
+        importBench(settings, o)
+    )({
+      ...IMPORT_DEFAULTS,
+      rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'),
+      rounds: Math.max(1, Math.round(one(values['import-rounds'], IMPORT_DEFAULTS.rounds, '--import-rounds'))),
+      importTimeoutSeconds,
+    }),
+    memory: (
+      (o) => () =>
+        memoryBench(settings, o)
+    )({
+      ...MEMORY_DEFAULTS,
+      sizes: list(values['memory-rows'], MEMORY_DEFAULTS.sizes, '--memory-rows'),
+      importTimeoutSeconds,
+    }),
+    submit: (
+      (o) => () =>
+        submitBench(settings, o)
+    )({
+      ...SUBMIT_DEFAULTS,
+      rows: one(values['submit-rows'], SUBMIT_DEFAULTS.rows, '--submit-rows'),
+      latenciesMs: list(values.latencies, SUBMIT_DEFAULTS.latenciesMs, '--latencies'),
+    }),
+    workers: (
+      (o) => () =>
+        workersBench(settings, o)
+    )({
+      ...WORKERS_DEFAULTS,
+      rows: one(values['workers-rows'], WORKERS_DEFAULTS.rows, '--workers-rows'),
+      workers: list(values.workers, WORKERS_DEFAULTS.workers, '--workers'),
+    }),
+  };
   const m = machineInfo();
   const v = codeVersion();
   process.stdout.write(`machine: ${m.cpu}, ${m.cores} cores, ${m.totalMemoryMB} MiB, node ${m.node}, ${m.platform}\n`);
@@ -79,37 +142,7 @@ async function main(): Promise<number> {
     for (const name of chosen) {
       const t0 = performance.now();
       try {
-        switch (name) {
-          case 'import':
-            await importBench(settings, {
-              ...IMPORT_DEFAULTS,
-              rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'),
-              rounds: Math.max(1, Math.round(one(values['import-rounds'], IMPORT_DEFAULTS.rounds, '--import-rounds'))),
-              importTimeoutSeconds,
-            });
-            break;
-          case 'memory':
-            await memoryBench(settings, {
-              ...MEMORY_DEFAULTS,
-              sizes: list(values['memory-rows'], MEMORY_DEFAULTS.sizes, '--memory-rows'),
-              importTimeoutSeconds,
-            });
-            break;
-          case 'submit':
-            await submitBench(settings, {
-              ...SUBMIT_DEFAULTS,
-              rows: one(values['submit-rows'], SUBMIT_DEFAULTS.rows, '--submit-rows'),
-              latenciesMs: list(values.latencies, SUBMIT_DEFAULTS.latenciesMs, '--latencies'),
-            });
-            break;
-          case 'workers':
-            await workersBench(settings, {
-              ...WORKERS_DEFAULTS,
-              rows: one(values['workers-rows'], WORKERS_DEFAULTS.rows, '--workers-rows'),
-              workers: list(values.workers, WORKERS_DEFAULTS.workers, '--workers'),
-            });
-            break;
-        }
+        await runs[name]();
       } catch (err) {
         failed++;
         process.stderr.write(`benchmark ${name} failed: ${(err as Error).stack ?? String(err)}\n`);
@@ -122,4 +155,8 @@ async function main(): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-process.exitCode = await main();
+process.exitCode = await main().catch((err: unknown) => {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`${err.message}; see npm run bench -- --help\n`);
+  return 2;
+});
