@@ -316,6 +316,8 @@ export const OPENAPI_DOCUMENT = {
           approvedBy: { type: 'string' },
           approvalExpiresAt: { type: 'string', format: 'date-time' },
           refusalReason: { type: 'string' },
+          follows: { type: 'string', description: 'The batch of the same content refused as a whole before this one.' },
+          supersededBy: { type: 'string', description: "The batch that imported this refused batch's content again." },
           finishedAt: { type: 'string', format: 'date-time' },
           rows: { type: 'integer' },
           validRows: { type: 'integer' },

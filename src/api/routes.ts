@@ -179,8 +179,9 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
 
     /** The batch as the API shows it: facts, counts and EGP totals per status, story, files. */
     const batchBody = async (batch: BatchRecord) => {
-      const view = await batchView(deps.ledger, batch);
+      // The report first: the files it writes (results.csv, summary.json) are then listed.
       const summary = await freshSummary(deps.ledger, batch, deps.csvBom);
+      const view = await batchView(deps.ledger, batch);
       const files = view.files.filter((f) => (API_FILES as readonly string[]).includes(f));
       return {
         id: batch.id,
@@ -192,6 +193,8 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
         ...(batch.approvedBy ? { approvedBy: batch.approvedBy } : {}),
         ...(batch.expiresAt ? { approvalExpiresAt: batch.expiresAt } : {}),
         ...(batch.refusalReason ? { refusalReason: batch.refusalReason } : {}),
+        ...(batch.follows ? { follows: batch.follows } : {}),
+        ...(batch.supersededBy ? { supersededBy: batch.supersededBy } : {}),
         ...(batch.finishedAt ? { finishedAt: batch.finishedAt } : {}),
         rows: batch.rows,
         validRows: batch.validRows,

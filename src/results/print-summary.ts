@@ -44,6 +44,8 @@ export function formatSummary(s: ReportSummary, reportDir: string): string {
   );
   if (s.haltReason) lines.push(`Stopped: ${s.haltReason}`);
   if (s.refusalReason) lines.push(`Refused: ${s.refusalReason}`);
+  if (s.follows) lines.push(`Follows batch ${s.follows}: the same file, refused as a whole before`);
+  if (s.supersededBy) lines.push(`Imported again as batch ${s.supersededBy}: cashout report ${s.supersededBy}`);
   if (s.batchState === 'awaiting_approval')
     lines.push(
       `Awaiting approval by another person (another system or dashboard user than the importer): cashout approve ${s.batchId}`,

@@ -51,6 +51,10 @@ export interface ReportSummary {
   readonly haltReason?: string;
   /** Why the batch was refused, when it was. */
   readonly refusalReason?: string;
+  /** The batch of the same content refused as a whole before this one (this batch imported it again). */
+  readonly follows?: string;
+  /** The batch that imported this refused batch's content again. */
+  readonly supersededBy?: string;
   /** Who imported, approved or cancelled the batch, and when. */
   readonly approvals: readonly ApprovalEvent[];
   /** Every finding a person recorded on an unknown request (reconciliation). */

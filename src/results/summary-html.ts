@@ -245,6 +245,8 @@ export function renderSummaryHtml(input: SummaryHtmlInput): string {
     ],
     haltReason: s.haltReason ?? '',
     refusalReason: s.refusalReason ?? '',
+    follows: s.follows ?? '',
+    supersededBy: s.supersededBy ?? '',
     awaitingApproval: s.batchState === 'awaiting_approval',
     byStatus,
     statusTotal: tallyView(s.total),

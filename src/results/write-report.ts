@@ -335,6 +335,8 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
     serviceUrl: batch.serviceUrl,
     ...(batch.haltReason ? { haltReason: batch.haltReason } : {}),
     ...(batch.refusalReason ? { refusalReason: batch.refusalReason } : {}),
+    ...(batch.follows ? { follows: batch.follows } : {}),
+    ...(batch.supersededBy ? { supersededBy: batch.supersededBy } : {}),
     approvals: await ledger.listApprovals(batch.id),
     resolutions,
     warningRows,

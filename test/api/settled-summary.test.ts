@@ -2,7 +2,8 @@
  * The HTTP API shows a settled batch as the ledger has it now, also when the ledger changed after
  * the batch's report was last written (a worker that finished a retried request and has not yet
  * rewritten the report, or a finding recorded by another process): the counts, state and findings
- * it serves never lag behind the ledger.
+ * it serves never lag behind the ledger. A batch lists its report files from its first read, and a
+ * refused batch and the batch that imported its file again name each other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -67,5 +68,20 @@ describe('HTTP API: a settled batch changed after its report was written', () =>
     expect(done.resolutions).toHaveLength(2);
     const unknown = await get(`/batches/${batchId}/rows?status=unknown`);
     expect(unknown.matching).toBe(0);
+  });
+
+  it('lists the report files of a queued batch on the first read, and links a refused batch and its successor', async () => {
+    const file = await p.writeCsv('refused-first.csv', [walletRow(11), walletRow(12, '"1,500.00"')]);
+    const refused = await p.importCsv(file, { serviceUrl: sandbox.url });
+    expect(refused.state).toBe('refused');
+    const again = await p.importCsv(file, { partial: true, serviceUrl: sandbox.url });
+    expect(again.state).toBe('queued');
+    const queued = await get(`/batches/${again.batchId}`);
+    expect(queued.files).toEqual(expect.arrayContaining(['results.csv', 'summary.json', 'rejected-rows.csv']));
+    expect(queued.follows).toBe(refused.batchId);
+    expect(queued).not.toHaveProperty('supersededBy');
+    const first = await get(`/batches/${refused.batchId}`);
+    expect(first.supersededBy).toBe(again.batchId);
+    expect(first).not.toHaveProperty('follows');
   });
 });

@@ -10,6 +10,7 @@ import { parse } from 'csv-parse/sync';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { isCashoutError } from '../../src/errors.js';
+import { formatSummary } from '../../src/results/print-summary.js';
 import { bankRow, openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
 
 const TOKEN = 'dup-token';
@@ -79,8 +80,21 @@ describe('duplicates', () => {
     expect(isCashoutError(third, 'batch_exists')).toBe(true);
     expect((third as Error).message).toContain(partial.batchId);
     expect((third as Error).message).toContain('--force');
-    const { rows } = await pay(partial.batchId);
+    const { rows, summary } = await pay(partial.batchId);
     expect(rows.map((r) => r.status)).toEqual(['accepted', 'invalid']);
+
+    // Each report names the other batch: in summary.json, in the printed summary and in summary.html.
+    expect(summary.follows).toBe(refused.batchId);
+    expect(formatSummary(summary, record.reportDir)).toContain(
+      `Follows batch ${refused.batchId}: the same file, refused as a whole before`,
+    );
+    expect(await readFile(join(record.reportDir, 'summary.html'), 'utf8')).toContain(refused.batchId);
+    const refusedReport = await p.report(refused.batchId);
+    expect(refusedReport.summary.supersededBy).toBe(partial.batchId);
+    expect(formatSummary(refusedReport.summary, refusedDir)).toContain(
+      `Imported again as batch ${partial.batchId}: cashout report ${partial.batchId}`,
+    );
+    expect(await readFile(join(refusedDir, 'summary.html'), 'utf8')).toContain(partial.batchId);
   });
 
   it('a file whose every row is held by another batch ends at its import, with its report written', async () => {

@@ -195,6 +195,18 @@ describe('dashboard', () => {
     expect(await notSentIn('retry-stopped.csv', true)).toBe(false);
   });
 
+  it('links a refused batch and the batch that imported its file again, both ways', async () => {
+    const file = await p.writeCsv('refused-then-partial.csv', [walletRow(63), walletRow(64, '"1,500.00"')]);
+    const refused = await p.importCsv(file);
+    expect(refused.state).toBe('refused');
+    const again = await p.importCsv(file, { partial: true });
+    const page = async (id: string) =>
+      (await fetch(`${base}/batches/${id}`, { headers: { cookie: checkerCookie } })).text();
+    expect(await page(again.batchId)).toContain(`<a id="follows" href="/batches/${refused.batchId}">`);
+    expect(await page(refused.batchId)).toContain(`<a id="superseded-by" href="/batches/${again.batchId}">`);
+    expect(await page(again.batchId)).not.toContain('id="superseded-by"');
+  });
+
   it('serves metrics to a logged-in user: queue depths and batches by state', async () => {
     const cookie = checkerCookie;
     const text = await (await fetch(`${base}/metrics`, { headers: { cookie } })).text();
