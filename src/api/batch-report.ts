@@ -13,6 +13,7 @@ import { BATCH_FILES, type RowNote } from '../batch/import-batch.js';
 import { describeIssue, describeIssues } from '../import/reasons.js';
 import type { BatchRecord, Ledger } from '../ledger/index.js';
 import { writeReport, type ReportSummary, type RowStatus } from '../results/write-report.js';
+import { summaryMatches } from '../results/batch-view.js';
 
 /** Batch states after which the ledger changes a batch's rows only by a person's action. */
 const SETTLED = new Set(['finished', 'needs_reconciliation', 'cancelled', 'refused']);
@@ -42,7 +43,7 @@ export async function freshSummary(
 
 /** Whether `s` was written after the ledger's last change to `batch` (same state, end, findings and story). */
 async function writtenSince(ledger: Ledger, batch: BatchRecord, s: ReportSummary): Promise<boolean> {
-  if (s.batchState !== batch.state || s.finishedAt !== (batch.finishedAt ?? null)) return false;
+  if (!summaryMatches(batch, s)) return false;
   const [resolutions, approvals] = await Promise.all([
     ledger.listResolutions(batch.id),
     ledger.listApprovals(batch.id),

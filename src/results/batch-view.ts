@@ -1,6 +1,7 @@
 /**
  * What the dashboard shows of batches: their facts from the ledger, and counts and EGP totals
- * per status from the batch's summary.json (written when the batch finished or was refused).
+ * per status from the batch's summary.json (written when the batch finished or was refused), left
+ * out while it describes an earlier state of the batch.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -39,7 +40,16 @@ function age(fromIso: string, now = Date.now()): string {
   return `${Math.round(s / 86_400)} days`;
 }
 
-/** Builds the view of one batch. */
+/**
+ * Whether summary `s` may still describe `batch`: written in the batch's present state and end
+ * (a batch sent again after a retry, or ended again, has another state or end time than the
+ * summary of its earlier end until its report is written again).
+ */
+export function summaryMatches(batch: BatchRecord, s: ReportSummary): boolean {
+  return s.batchState === batch.state && s.finishedAt === (batch.finishedAt ?? null);
+}
+
+/** Builds the view of one batch; its summary only when it matches the batch (`summaryMatches`). */
 export async function batchView(ledger: Ledger, batch: BatchRecord): Promise<BatchView> {
   const last = await ledger.lastSeq(batch.id);
   // A batch still staging (its import has not finished, or its process stopped) has sent nothing:
@@ -50,6 +60,7 @@ export async function batchView(ledger: Ledger, batch: BatchRecord): Promise<Bat
   let summary: ReportSummary | undefined;
   try {
     summary = JSON.parse(await readFile(join(batch.reportDir, 'summary.json'), 'utf8')) as ReportSummary;
+    if (!summaryMatches(batch, summary)) summary = undefined;
   } catch {
     summary = undefined;
   }

@@ -207,6 +207,23 @@ describe('dashboard', () => {
     expect(await page(again.batchId)).not.toContain('id="superseded-by"');
   });
 
+  it('shows the totals of a report only while they describe the batch as it is', async () => {
+    const batch = await p.importCsv(await p.writeCsv('totals-then-resend.csv', [walletRow(65)]));
+    sandbox.setFaults({ rates: { http500: 1 } });
+    const { summary } = await p.submit(batch.batchId, { baseUrl: sandbox.url, token: 't' });
+    sandbox.setFaults({});
+    expect(summary.batchState).toBe('needs_reconciliation');
+    const page = async () =>
+      (await fetch(`${base}/batches/${batch.batchId}`, { headers: { cookie: checkerCookie } })).text();
+    expect(await page()).toContain('<tr data-status="unknown">');
+    // Found not created (by another process): the batch is queued to be sent again; the report of
+    // its earlier end is not shown beside that state.
+    await p.ledger.resolve(batch.batchId, 1, 'not_created', 'checker', 'not in the merchant dashboard');
+    const after = await page();
+    expect(after).toContain('data-state="queued"');
+    expect(after).not.toContain('<tr data-status="unknown">');
+  });
+
   it('serves metrics to a logged-in user: queue depths and batches by state', async () => {
     const cookie = checkerCookie;
     const text = await (await fetch(`${base}/metrics`, { headers: { cookie } })).text();
