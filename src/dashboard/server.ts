@@ -41,7 +41,7 @@ import { errorFlash, type DashboardDeps, type Flash, type PageRenderer } from '.
 
 export type { DashboardDeps } from './page-kit.js';
 import { API_ROUTE_PREFIX, httpApi } from '../api/routes.js';
-import { retrySends } from '../ledger/lifecycle.js';
+import { retrySends, STALE_STAGING_MS } from '../ledger/lifecycle.js';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'cashout_session';
@@ -280,7 +280,10 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
     const review = view.state === 'awaiting_approval' ? await batchReview(deps.ledger, batch, pageNo) : undefined;
     // Retry is offered only where the ledger would queue the request again (actions.ts retryRequest).
     const canRetry = retrySends(batch);
-    const data = { view, requests, itemsOf, review, canRetry };
+    // A batch still being imported: when the recovery sweep refuses it if its import stopped.
+    const stagingEnds =
+      batch.state === 'staging' ? new Date(Date.parse(batch.createdAt) + STALE_STAGING_MS).toISOString() : undefined;
+    const data = { view, requests, itemsOf, review, canRetry, stagingEnds };
     return page(req, reply, 'batch', translate(req)('batch.title', { id }), data, s, await takeFlash(s));
   });
 

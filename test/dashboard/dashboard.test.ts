@@ -4,6 +4,7 @@
  * the total limit or awaiting approval sends nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { SESSION_COOKIE } from '../../src/dashboard/server.js';
 import { createMetrics } from '../../src/metrics.js';
@@ -222,6 +223,34 @@ describe('dashboard', () => {
     const after = await page();
     expect(after).toContain('data-state="queued"');
     expect(after).not.toContain('<tr data-status="unknown">');
+  });
+
+  it('says of a batch still being imported when the workers refuse it if its import stopped', async () => {
+    const id = 'a1b2c3d4e5f60718';
+    await p.ledger.createBatch({
+      id,
+      fileName: 'stopped.csv',
+      sha256: 'a1b2c3d4e5f60718'.repeat(4),
+      createdAt: '2026-03-01T08:00:00.000Z',
+      rows: 0,
+      validRows: 0,
+      invalidRows: 0,
+      itemsPerRequest: 1,
+      serviceUrl: '',
+      reportDir: join(p.reportsDir, id),
+      partial: false,
+      importedBy: 'scheduler',
+    });
+    const html = await (await fetch(`${base}/batches/${id}`, { headers: { cookie: checkerCookie } })).text();
+    // Two hours after the import began (STALE_STAGING_MS), in the dashboard's time zone (Cairo, UTC+2).
+    expect(html).toMatch(
+      /id="staging-note">not finished: nothing of this batch is sent[^<]*refuse the batch at [^<]*12:00/,
+    );
+    const queued = await p.importCsv(await p.writeCsv('not-staging.csv', [walletRow(66)]));
+    const other = await (
+      await fetch(`${base}/batches/${queued.batchId}`, { headers: { cookie: checkerCookie } })
+    ).text();
+    expect(other).not.toContain('id="staging-note"');
   });
 
   it('serves metrics to a logged-in user: queue depths and batches by state', async () => {

@@ -56,6 +56,9 @@ export const AR: Readonly<Record<MessageKey, string>> = {
   'batch.approveBefore': 'آخر موعد للاعتماد',
   'batch.refused': 'سبب الرفض',
   'batch.stopped': 'سبب التوقف',
+  'batch.importing': 'الاستيراد',
+  'batch.importingNote':
+    'لم ينتهِ بعد: لا يُرسل شيء من هذه الدفعة قبل أن ينتهي. إذا توقفت عمليته، يرفض العمّال الدفعة في {time}؛ استورد الملف من جديد عندها.',
   'batch.follows': 'تلي الدفعة',
   'batch.followsNote': '(الملف نفسه، رُفض كله من قبل)',
   'batch.supersededBy': 'استُورد من جديد في',

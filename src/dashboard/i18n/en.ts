@@ -58,6 +58,9 @@ export const EN = {
   'batch.approveBefore': 'Approve before',
   'batch.refused': 'Refused',
   'batch.stopped': 'Stopped',
+  'batch.importing': 'Import',
+  'batch.importingNote':
+    'not finished: nothing of this batch is sent before it is. If its process stopped, the workers refuse the batch at {time}; import the file again then.',
   'batch.follows': 'Follows',
   'batch.followsNote': '(the same file, refused as a whole before)',
   'batch.supersededBy': 'Imported again as',
