@@ -364,7 +364,9 @@ export function httpApi(deps: ApiDeps): FastifyPluginAsync {
       const body = parseInput(ActorBody, req.body, 'body');
       const batch = await loadBatch(req);
       const seq = seqOf(req);
-      await retryRequest(deps.ledger, deps.queue, batch.id, seq, actorOf(req, body.label));
+      await retryRequest(deps.ledger, deps.queue, batch.id, seq, actorOf(req, body.label), {
+        serviceUrl: deps.import?.serviceUrl,
+      });
       logAction(req, 'retry', batch.id, { seq });
       return reply.code(202).send({ batchId: batch.id, request: seq, queued: true });
     });

@@ -10,6 +10,7 @@ import { writeReport } from '../results/write-report.js';
 import { actorText, resolveRequest, retryRequest } from '../ledger/actions.js';
 import { cliActor, type AppContext } from './context.js';
 import { withBatch } from './batch-argument.js';
+import { serviceAddress } from '../submit/service-address.js';
 
 function requestNumber(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1)
@@ -81,7 +82,9 @@ export async function retryCommand(
   const seq = requestNumber(request);
   const actor = cliActor(opts.as);
   return withBatch(ctx, batchId, async (h) => {
-    await retryRequest(h.ledger, h.queue, batchId, seq, actor);
+    // The service address this setup sends to, when one is configured: a batch of another is refused.
+    const serviceUrl = ctx.config.apiBaseUrl ? serviceAddress(ctx.config.apiBaseUrl) : undefined;
+    await retryRequest(h.ledger, h.queue, batchId, seq, actor, { serviceUrl });
     ctx.log.info({ batchId, seq, by: actorText(actor) }, 'request queued again');
     process.stdout.write(
       `Request ${seq} of batch ${batchId} queued again by ${actorText(actor)}; a running "cashout worker" sends it.\n`,

@@ -382,7 +382,16 @@ export async function buildDashboard(deps: DashboardDeps): Promise<FastifyInstan
         const shown = translate(req)(finding === 'created' ? 'finding.created' : 'finding.not_created');
         await setFlash(s, { kind: 'ok', key: 'request.recorded', params: { seq, finding: shown, user: s.user } });
       } else {
-        await retryRequest(deps.ledger, deps.queue, id, seq, { user: s.user });
+        await retryRequest(
+          deps.ledger,
+          deps.queue,
+          id,
+          seq,
+          { user: s.user },
+          {
+            serviceUrl: (deps.imports ?? deps.api?.import)?.serviceUrl,
+          },
+        );
         deps.log.info({ user: s.user, action: 'retry', batchId: id, seq }, 'request queued again');
         await setFlash(s, { kind: 'ok', key: 'request.queued', params: { seq } });
       }

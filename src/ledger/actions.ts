@@ -70,7 +70,9 @@ export async function resolveRequest(
  * created) and records who asked. The worker's claim then decides again (it refuses a request
  * whose payee another payout holds meanwhile). Throws `request_state` (e.g. an unknown request:
  * reconcile it first), `batch_state` (a batch of which nothing is sent: `RETRY_SENDS_IN`, or one
- * stopped because the service refused the token) or `request_not_found`.
+ * stopped because the service refused the token), `service_mismatch` (the caller's `serviceUrl`,
+ * its configured service address normalised by `serviceAddress`, is not the one the batch was
+ * imported for: its workers would not send it either) or `request_not_found`.
  */
 export async function retryRequest(
   ledger: Ledger,
@@ -78,6 +80,7 @@ export async function retryRequest(
   batchId: string,
   seq: number,
   actor: Actor,
+  options: { readonly serviceUrl?: string | undefined } = {},
 ): Promise<void> {
   const request = await ledger.getRequest(batchId, seq, { body: false });
   if (!request) throw new CashoutError('request_not_found', `batch ${batchId} has no request ${seq}`, { batchId, seq });
@@ -87,6 +90,13 @@ export async function retryRequest(
       'batch_state',
       `batch ${batchId} was stopped (${batch.haltReason}); nothing of it is sent again: fix the setting, then import the file again with --force (rows paid or to be paid are not sent twice)`,
       { batchId, seq, state: batch.state },
+    );
+  }
+  if (batch?.serviceUrl && options.serviceUrl && batch.serviceUrl !== options.serviceUrl) {
+    throw new CashoutError(
+      'service_mismatch',
+      `batch ${batchId} was imported for the service at ${batch.serviceUrl}, but this setup sends to ${options.serviceUrl}: request ${seq} is not queued again (retry it where CASHOUT_API_BASE_URL is ${batch.serviceUrl})`,
+      { batchId, seq, batchServiceUrl: batch.serviceUrl, serviceUrl: options.serviceUrl },
     );
   }
   if (batch && !retrySends(batch)) {

@@ -194,7 +194,33 @@ describe('never pay twice across batches', () => {
       expect(failed?.failedReason).toContain(`this worker sends to ${serviceAddress(other.url)}`);
       expect(other.received()).toBe(0);
       expect((await p.ledger.getRequest(a.batchId, 1))?.state).toBe('pending');
-      // The right worker sends it (the failed job is queued again by its recovery sweep).
+      // A person's retry where the other address is configured is refused, naming both addresses;
+      // the job is not queued again.
+      const wrongSetup = await retryRequest(
+        p.ledger,
+        p.queue,
+        a.batchId,
+        1,
+        { user: 'amira' },
+        {
+          serviceUrl: serviceAddress(other.url),
+        },
+      ).catch((e: unknown) => e);
+      expect(isCashoutError(wrongSetup, 'service_mismatch')).toBe(true);
+      expect((wrongSetup as Error).message).toContain(`imported for the service at ${serviceAddress(sandbox.url)}`);
+      expect((wrongSetup as Error).message).toContain(`this setup sends to ${serviceAddress(other.url)}`);
+      expect(await (await p.queue.getJob(`${a.batchId}-1`))?.getState()).toBe('failed');
+      // Where the batch's own address is configured, the retry queues it again.
+      await retryRequest(
+        p.ledger,
+        p.queue,
+        a.batchId,
+        1,
+        { user: 'amira' },
+        { serviceUrl: serviceAddress(sandbox.url) },
+      );
+      expect(await (await p.queue.getJob(`${a.batchId}-1`))?.getState()).toBe('waiting');
+      // The right worker sends them (request 2's failed job is queued again by its recovery sweep).
       const r = await p.submit(a.batchId, {
         baseUrl: sandbox.url,
         token: TOKEN,
