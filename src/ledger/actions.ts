@@ -65,6 +65,10 @@ export async function resolveRequest(
   await ledger.resolve(batchId, seq, finding, actorText(actor), requireNote(note));
 }
 
+/** How long a retry waits for a job that is ending its request (`retryRequest`), and how often it looks, ms. */
+const ACTIVE_WAIT_MS = 5_000;
+const ACTIVE_POLL_MS = 100;
+
 /**
  * Queues a request again when the lifecycle allows a retry (pending, not sent, or resolved as not
  * created) and records who asked. The worker's claim then decides again (it refuses a request
@@ -115,7 +119,20 @@ export async function retryRequest(
     });
   }
   const job = await queue.getJob(requestJobId(batchId, seq));
-  const state = job ? await job.getState() : 'missing';
+  let state = job ? await job.getState() : 'missing';
+  // A job still active after its request ended (not sent) is about to complete: a retry now would
+  // queue nothing. It is waited for a moment; a pending request's active job sends it anyway.
+  for (let waited = 0; job && state === 'active' && request.state !== 'pending'; waited += ACTIVE_POLL_MS) {
+    if (waited >= ACTIVE_WAIT_MS) {
+      throw new CashoutError(
+        'request_state',
+        `request ${seq} of batch ${batchId} is still held by a worker that is ending it; nothing was queued: retry it again in a moment`,
+        { batchId, seq, state: request.state },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
+    state = await job.getState();
+  }
   if (job && (state === 'failed' || state === 'completed')) await job.retry(state);
   else if (state === 'missing' || state === 'unknown') await enqueueRequests(queue, batchId, [seq]);
   await ledger.recordEvent(batchId, {
