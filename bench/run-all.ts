@@ -19,16 +19,27 @@ type Name = (typeof NAMES)[number];
 /** A wrong option value: the run stops with its message and exit code 2. */
 class UsageError extends Error {}
 
-function list(value: string | undefined, fallback: readonly number[], what: string): number[] {
+/**
+ * Whole numbers separated by commas, each at least `min` (`latencies` may be 0; sizes, rounds,
+ * worker counts and the timeout at least 1); `fallback` when the option is absent.
+ */
+function list(value: string | undefined, fallback: readonly number[], what: string, min = 1): number[] {
   if (value === undefined) return [...fallback];
   const out = value.split(',').map((v) => Number(v.trim().replace(/_/g, '')));
-  if (out.length === 0 || out.some((n) => !Number.isFinite(n) || n < 0))
-    throw new UsageError(`${what} needs numbers separated by commas`);
+  if (value.trim() === '' || out.some((n) => !Number.isInteger(n) || n < min))
+    throw new UsageError(
+      `${what} needs whole numbers of at least ${min}, separated by commas (got ${JSON.stringify(value)})`,
+    );
   return out;
 }
 
-function one(value: string | undefined, fallback: number, what: string): number {
-  return list(value, [fallback], what)[0]!;
+/** One whole number of at least `min`. */
+function one(value: string | undefined, fallback: number, what: string, min = 1): number {
+  if (value === undefined) return fallback;
+  const n = Number(value.trim().replace(/_/g, ''));
+  if (value.trim() === '' || !Number.isInteger(n) || n < min)
+    throw new UsageError(`${what} needs a whole number of at least ${min} (got ${JSON.stringify(value)})`);
+  return n;
 }
 
 const USAGE = `Usage: npm run bench -- [import|memory|submit|workers ...] [options]
@@ -74,7 +85,9 @@ async function main(): Promise<number> {
       },
     });
   } catch (err) {
-    process.stderr.write(`${(err as Error).message.split('. ')[0]}; see npm run bench -- --help\n`);
+    process.stderr.write(
+      `${(err as Error).message.split('\n')[0]!.split('. ')[0]!.replace(/\.$/, '')}; see npm run bench -- --help\n`,
+    );
     return 2;
   }
   const { values, positionals } = parsed;
@@ -89,7 +102,7 @@ async function main(): Promise<number> {
   }
   const chosen: Name[] = positionals.length > 0 ? (positionals as Name[]) : [...NAMES];
   const settings: BenchSettings = {
-    seed: one(values.seed, 42, '--seed'),
+    seed: one(values.seed, 42, '--seed', 0),
     ...(process.env.BENCH_REDIS_URL ? { redisUrl: process.env.BENCH_REDIS_URL } : {}),
     dropFiles: values['drop-files'] === true,
   };
@@ -102,7 +115,7 @@ async function main(): Promise<number> {
     )({
       ...IMPORT_DEFAULTS,
       rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'),
-      rounds: Math.max(1, Math.round(one(values['import-rounds'], IMPORT_DEFAULTS.rounds, '--import-rounds'))),
+      rounds: one(values['import-rounds'], IMPORT_DEFAULTS.rounds, '--import-rounds'),
       importTimeoutSeconds,
     }),
     memory: (
@@ -119,7 +132,7 @@ async function main(): Promise<number> {
     )({
       ...SUBMIT_DEFAULTS,
       rows: one(values['submit-rows'], SUBMIT_DEFAULTS.rows, '--submit-rows'),
-      latenciesMs: list(values.latencies, SUBMIT_DEFAULTS.latenciesMs, '--latencies'),
+      latenciesMs: list(values.latencies, SUBMIT_DEFAULTS.latenciesMs, '--latencies', 0),
     }),
     workers: (
       (o) => () =>

@@ -36,8 +36,20 @@ describe('npm run bench: usage', () => {
     expect(unknown.stderr).toContain("'--import-row'");
     const wrong = await bench('import', '--import-rows', 'many');
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toContain('--import-rows needs numbers');
+    expect(wrong.stderr).toContain('--import-rows needs a whole number');
     expect(wrong.stdout).toBe('');
+    // Sizes, rounds, worker counts and the timeout are whole numbers of at least 1.
+    const checked: [string[], string][] = [
+      [['submit', '--submit-rows', '1.5'], '--submit-rows needs a whole number of at least 1'],
+      [['workers', '--workers', '2,0'], '--workers needs whole numbers of at least 1'],
+      [['import', '--import-timeout=0'], '--import-timeout needs a whole number of at least 1'],
+    ];
+    for (const [args, message] of checked) {
+      const r = await bench(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stdout).toBe('');
+    }
     for (const r of [unknown, wrong]) expect(r.stderr).not.toMatch(/\n\s+at /);
     const name = await bench('imports');
     expect(name.code).toBe(2);
