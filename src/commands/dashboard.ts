@@ -15,6 +15,7 @@ import { createMetrics } from '../metrics.js';
 import { importDeps, openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
 import { logQueueErrors } from '../queue/connection.js';
+import { listenFailure } from './listen-failure.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const ANY_ADDRESS = new Set(['0.0.0.0', '::', '']);
@@ -67,7 +68,15 @@ export async function dashboardCommand(
       maxFileBytes: ctx.config.maxFileBytes,
     },
   });
-  const url = await app.listen({ host, port });
+  let url: string;
+  try {
+    url = await app.listen({ host, port });
+  } catch (err) {
+    await app.close();
+    await inbox.close();
+    await h.close();
+    throw listenFailure(err, host, port, 'CASHOUT_DASHBOARD_PORT');
+  }
   process.stdout.write(`Dashboard on ${url}${noAuth ? ' (no login: local use only)' : ''}\n`);
   ctx.log.info({ url, auth: !noAuth }, 'dashboard started');
   await new Promise<void>((resolve) => {

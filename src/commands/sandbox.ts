@@ -12,25 +12,29 @@ import { faultConfigFromEnv } from '../sandbox/faults.js';
 import { loadTestCardsFile } from '../sandbox/test-cards.js';
 import { EXIT } from '../errors.js';
 import type { AppContext } from './context.js';
+import { listenFailure } from './listen-failure.js';
 
 /**
  * Starts the sandbox and waits for SIGINT/SIGTERM. Throws `CashoutError('config_invalid')` when a
- * SANDBOX_* fault setting is invalid.
+ * SANDBOX_* fault setting is invalid or it cannot listen on its address and port.
  */
 export async function sandboxCommand(ctx: AppContext, opts: { port?: number; host?: string }): Promise<number> {
   const { config } = ctx;
   const token = config.sandboxToken ?? randomBytes(24).toString('hex');
+  const port = opts.port ?? config.sandboxPort;
   const sandbox = await startSandbox({
     token,
     banks: ctx.banks,
     bodyLimitBytes: config.sandboxBodyLimitBytes,
-    port: opts.port ?? config.sandboxPort,
+    port,
     ...(opts.host ? { host: opts.host } : {}),
     // SANDBOX_* fault settings: from the environment, or .env in the working folder like every setting.
     faults: faultConfigFromEnv(config.sandboxFaultSettings),
     ...(config.sandboxMerchantCode ? { merchantCode: config.sandboxMerchantCode } : {}),
     ...(config.sandboxHashKey ? { hashKey: config.sandboxHashKey } : {}),
     ...(config.sandboxTestCardsFile ? { testCards: loadTestCardsFile(config.sandboxTestCardsFile) } : {}),
+  }).catch((err: unknown) => {
+    throw listenFailure(err, opts.host ?? '127.0.0.1', port, 'CASHOUT_SANDBOX_PORT');
   });
   const cards = sandbox.testCards.map((c) => `    ${c.number}  ${c.label}\n`).join('');
   /** Where a secret came from: its setting, or this run (then it is printed). */
