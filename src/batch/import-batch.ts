@@ -285,7 +285,7 @@ async function recordBatch(deps: ImportDeps, path: string, options: ImportOption
   let batchId = options.force ? newBatchId(sha256, 'forced') : batchIdFromSha256(sha256);
   let follows: string | undefined;
   // Content whose batch was refused as a whole is imported as a new batch that follows it (the
-  // refused batch, its events and its report folder stay as they were); content of any other
+  // refused batch, its events and its rows stay as they were); content of any other
   // batch is refused (`batch_exists`). Each refusal adds one link, so the walk ends.
   for (;;) {
     try {
@@ -296,6 +296,17 @@ async function recordBatch(deps: ImportDeps, path: string, options: ImportOption
       follows = batchId;
       batchId = await deps.ledger.supersedeRefused(batchId, newBatchId(sha256, `after:${batchId}`));
     }
+  }
+  if (follows) {
+    // The refused batch's report names the batch that imported its file again (its rows and
+    // counts are as they were).
+    const refused = follows;
+    await writeReport(deps.ledger, refused, { bom: deps.csvBom }).catch((err: unknown) =>
+      deps.log.warn(
+        { batchId: refused, err: isCashoutError(err) ? err.message : String(err) },
+        `the report of refused batch ${refused} could not name the batch that follows it; "cashout report ${refused}" writes it again`,
+      ),
+    );
   }
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });

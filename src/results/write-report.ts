@@ -267,7 +267,9 @@ async function writeReportFor(ledger: Ledger, batch: BatchRecord, csv: CsvOutOpt
         httpStatus: undefined,
         message:
           batch.state === 'refused'
-            ? `not queued: batch refused: ${batch.refusalReason ?? 'the file has invalid rows'}`
+            ? `not queued: batch refused: ${batch.refusalReason ?? 'the file has invalid rows'}${
+                batch.supersededBy ? `; the file was imported again as batch ${batch.supersededBy}` : ''
+              }`
             : 'not queued',
         errors: '',
       };

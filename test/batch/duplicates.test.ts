@@ -46,7 +46,7 @@ describe('duplicates', () => {
     expect(sandbox.ledger()).toHaveLength(1);
   });
 
-  it('content refused as a whole and imported again is a new batch: the refused batch and its report stay as they were', async () => {
+  it('content refused as a whole and imported again is a new batch: the refused batch keeps its rows and names its successor', async () => {
     // One invalid row: the whole file is refused (all or nothing), its report written.
     const file = await p.writeCsv('refused-first.csv', [walletRow(40), walletRow(41, '"1,500.00"')]);
     const refused = await p.importCsv(file, { importedBy: 'scheduler' });
@@ -68,12 +68,19 @@ describe('duplicates', () => {
     const events = await p.ledger.listApprovals(partial.batchId);
     expect(events[0]!.note).toContain(`refused as a whole before as batch ${refused.batchId}`);
 
-    // The refused batch: the same record (but for the batch that follows it), the same report files.
+    // The refused batch: the same record, file and row notes; its report the same rows and counts,
+    // now naming the batch that follows it (written again at once, not only by `cashout report`).
     expect(await p.ledger.getBatch(refused.batchId)).toEqual({ ...recordBefore, supersededBy: partial.batchId });
-    const filesAfter = await Promise.all(
+    const [resultsAfter, summaryAfter, ...filesAfter] = await Promise.all(
       ['results.csv', 'summary.json', 'row-notes.jsonl', 'input.csv'].map((f) => readFile(join(refusedDir, f), 'utf8')),
     );
-    expect(filesAfter).toEqual(filesBefore);
+    expect(filesAfter).toEqual(filesBefore.slice(2));
+    const again = `; the file was imported again as batch ${partial.batchId}`;
+    expect(resultsAfter!.replaceAll(again, '')).toBe(filesBefore[0]);
+    expect(resultsAfter).toContain(again);
+    const { reportWrittenAt: _w1, ...summaryBefore } = JSON.parse(filesBefore[1]!) as Record<string, unknown>;
+    const { reportWrittenAt: _w2, ...summaryNow } = JSON.parse(summaryAfter!) as Record<string, unknown>;
+    expect(summaryNow).toEqual({ ...summaryBefore, supersededBy: partial.batchId });
 
     // A third import of the content meets the batch that was queued: refused, naming it and --force.
     const third = await p.importCsv(file).catch((e: unknown) => e);
