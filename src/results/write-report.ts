@@ -102,8 +102,16 @@ function outcomeFromRequest(req: LedgerRequest, line: number): RowOutcome | 'fol
       return { ...base, status: 'unknown' };
     case 'not_sent':
       return { ...base, status: 'not_sent' };
+    case 'reconciled_not_created':
+      return {
+        ...base,
+        status: 'pending',
+        message: `not sent again yet: resolved as not created by ${res?.by ?? 'staff'} on ${res?.at ?? '?'} (${res?.note ?? ''}); it is sent when someone retries request ${req.seq} (cashout retry ${req.batchId} ${req.seq}, or Retry on the batch page)`,
+      };
+    case 'sending':
+      return { ...base, status: 'pending', message: 'being sent: its outcome is not recorded yet' };
     default:
-      return { ...base, status: 'pending', message: `request is ${req.state}` };
+      return { ...base, status: 'pending', message: 'waiting to be sent' };
   }
 }
 

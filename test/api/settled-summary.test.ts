@@ -70,6 +70,23 @@ describe('HTTP API: a settled batch changed after its report was written', () =>
     expect(unknown.matching).toBe(0);
   });
 
+  it('says of rows resolved as not created that they wait for a person to retry them', async () => {
+    const file = await p.writeCsv('not-created.csv', [walletRow(21), walletRow(22)]);
+    const { batchId } = await p.importCsv(file, { itemsPerRequest: 2, serviceUrl: sandbox.url });
+    sandbox.setFaults({ rates: { http500: 1 } });
+    await p.submit(batchId, { baseUrl: sandbox.url, token: TOKEN, serviceUrl: sandbox.url });
+    sandbox.setFaults({});
+    await p.ledger.resolve(batchId, 1, 'not_created', 'amira', 'not in the merchant dashboard');
+    const pending = await get(`/batches/${batchId}/rows?status=pending`);
+    expect(pending.matching).toBe(2);
+    for (const row of pending.rows as Record<string, string>[]) {
+      expect(row.message).toMatch(
+        /^not sent again yet: resolved as not created by amira on .* \(not in the merchant dashboard\)/,
+      );
+      expect(row.message).toContain(`it is sent when someone retries request 1 (cashout retry ${batchId} 1, or Retry`);
+    }
+  });
+
   it('lists the report files of a queued batch on the first read, and links a refused batch and its successor', async () => {
     const file = await p.writeCsv('refused-first.csv', [walletRow(11), walletRow(12, '"1,500.00"')]);
     const refused = await p.importCsv(file, { serviceUrl: sandbox.url });
