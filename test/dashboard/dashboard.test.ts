@@ -206,6 +206,11 @@ describe('dashboard', () => {
     expect(await page(again.batchId)).toContain(`<a id="follows" href="/batches/${refused.batchId}">`);
     expect(await page(refused.batchId)).toContain(`<a id="superseded-by" href="/batches/${again.batchId}">`);
     expect(await page(again.batchId)).not.toContain('id="superseded-by"');
+    // A refused batch pays nothing: its total is not called a total to pay.
+    expect(await page(refused.batchId)).toMatch(
+      /<dt>Total of its valid rows \(none paid\)<\/dt><dd class="amount" id="batch-total">EGP 100.00</,
+    );
+    expect(await page(again.batchId)).toMatch(/<dt>Total to pay<\/dt><dd class="amount" id="batch-total">EGP 100.00</);
   });
 
   it('shows the totals of a report only while they describe the batch as it is', async () => {

@@ -68,6 +68,7 @@ export const AR: Readonly<Record<MessageKey, string>> = {
   'batch.requests': 'الطلبات',
   'batch.requestsText': '{done} من {all} انتهت',
   'batch.totalQueued': 'إجمالي المدفوعات',
+  'batch.totalNotPaid': 'إجمالي صفوفها الصالحة (لم يُدفع منها شيء)',
   'batch.sha': 'SHA-256',
   'batch.downloads': 'التنزيلات',
   'batch.progress': 'التقدم',

@@ -70,6 +70,7 @@ export const EN = {
   'batch.requests': 'Requests',
   'batch.requestsText': '{done} of {all} final',
   'batch.totalQueued': 'Total to pay',
+  'batch.totalNotPaid': 'Total of its valid rows (none paid)',
   'batch.sha': 'SHA-256',
   'batch.downloads': 'Downloads',
   'batch.progress': 'Progress',
