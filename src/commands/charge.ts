@@ -7,7 +7,6 @@
  * (the service could not be reached, or refused the token).
  */
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { createChargeClient, type ChargeInput } from '../charge/charge-client.js';
 import type { ChargeResult } from '../charge/classify-charge.js';
 import { OTP_CONTAINER_ID, OTP_GLOBAL, OTP_PLUGIN_PATH } from '../contract/charge-api.js';
@@ -15,6 +14,7 @@ import { CashoutError, EXIT } from '../errors.js';
 import { maskCardNumber } from '../mask.js';
 import { endpointUrl } from '../submit/service-http.js';
 import { serviceTarget, type AppContext } from './context.js';
+import { readHiddenLines } from './secret-input.js';
 
 /** Options of `cashout charge` (§2.1 fields; `expiry` is `MM/YY`; amounts are EGP strings `NN.NN`). */
 export interface ChargeFlags {
@@ -36,28 +36,6 @@ export function newMerchantReference(): string {
   return `CH${Date.now().toString(36)}${randomBytes(3).toString('hex')}`.toUpperCase();
 }
 
-/** Reads the lines asked for from standard input, prompting on a terminal. */
-async function readLines(prompts: readonly string[]): Promise<string[]> {
-  if (prompts.length === 0) return [];
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  // The iterator keeps lines that arrive together until they are asked for.
-  const next = rl[Symbol.asyncIterator]();
-  const lines: string[] = [];
-  try {
-    for (const prompt of prompts) {
-      if (process.stdin.isTTY) process.stderr.write(`${prompt}: `);
-      const line = await next.next();
-      if (line.done) {
-        throw new CashoutError('usage', `${prompt} was not given: pass it as an option or on standard input`);
-      }
-      lines.push(String(line.value).trim());
-    }
-  } finally {
-    rl.close();
-  }
-  return lines;
-}
-
 /**
  * The charge's §2.1 fields from the flags (card number and CVV from standard input when not given);
  * the client checks them before sending.
@@ -68,7 +46,7 @@ async function chargeInput(flags: ChargeFlags): Promise<ChargeInput> {
   const asked: string[] = [];
   if (flags.cardNumber === undefined) asked.push('card number');
   if (flags.cvv === undefined) asked.push('CVV');
-  const read = await readLines(asked);
+  const read = (await readHiddenLines(asked)).map((l) => l.trim());
   const cardNumber = flags.cardNumber ?? read.shift()!;
   const cvv = flags.cvv ?? read.shift()!;
   return {

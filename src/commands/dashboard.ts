@@ -6,16 +6,16 @@
  */
 import { Queue } from 'bullmq';
 import { isIPv6 } from 'node:net';
-import { createInterface } from 'node:readline';
 import { CashoutError, EXIT } from '../errors.js';
 import { buildDashboard } from '../dashboard/server.js';
-import { hashPassword, loadUsers } from '../dashboard/users.js';
+import { hashPassword, loadUsers, USER_NAME } from '../dashboard/users.js';
 import { parseHost } from '../host-guard.js';
 import { createMetrics } from '../metrics.js';
 import { importDeps, openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
 import { logQueueErrors } from '../queue/connection.js';
 import { listenFailure } from './listen-failure.js';
+import { readHiddenLines } from './secret-input.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const ANY_ADDRESS = new Set(['0.0.0.0', '::', '']);
@@ -91,14 +91,14 @@ export async function dashboardCommand(
 
 /** `cashout hash-password [--user name]`: reads a password from stdin, prints "name:hash" for CASHOUT_DASHBOARD_USERS. */
 export async function hashPasswordCommand(opts: { user?: string }): Promise<number> {
-  if (process.stdin.isTTY) process.stderr.write('Password: ');
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  const password = await new Promise<string>((resolve) =>
-    rl.once('line', (l) => resolve(l)).once('close', () => resolve('')),
-  );
-  rl.close();
+  const user = opts.user ?? 'user';
+  if (!USER_NAME.test(user)) {
+    const text = `--user ${JSON.stringify(user)}: a user name has 1 to 64 letters, digits, _, ., @ or - (no colon, comma or space)`;
+    throw new CashoutError('usage', text);
+  }
+  const [password = ''] = await readHiddenLines(['Password']).catch(() => []);
   if (password.length < 12) throw new CashoutError('usage', 'the password must have at least 12 characters');
   const hash = await hashPassword(password);
-  process.stdout.write(`${opts.user ?? 'user'}:${hash}\n`);
+  process.stdout.write(`${user}:${hash}\n`);
   return EXIT.ok;
 }

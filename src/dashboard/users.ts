@@ -34,6 +34,9 @@ export async function verifyPassword(users: UserTable, user: string, password: s
   return stored !== undefined && same;
 }
 
+/** What a dashboard user's name may be: 1 to 64 letters, digits, `_`, `.`, `@` or `-`. */
+export const USER_NAME = /^[\w.@-]{1,64}$/;
+
 /** Parses "name:hash" entries (comma- or newline-separated). Throws `config_invalid` naming the bad entry's user. */
 export function parseUsers(text: string, source: string): UserTable {
   const users = new Map<string, string>();
@@ -43,7 +46,7 @@ export function parseUsers(text: string, source: string): UserTable {
     const colon = entry.indexOf(':');
     const name = colon > 0 ? entry.slice(0, colon).trim() : '';
     const hash = colon > 0 ? entry.slice(colon + 1).trim() : '';
-    if (!/^[\w.@-]{1,64}$/.test(name) || !/^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(hash)) {
+    if (!USER_NAME.test(name) || !/^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(hash)) {
       throw new CashoutError(
         'config_invalid',
         `${source}: each entry must be name:scrypt$… (made by "cashout hash-password")${name ? `; check the entry of ${name}` : ''}`,

@@ -15,7 +15,7 @@ import { ValidationFailure } from '../../src/contract/withdrawal-api.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { SANDBOX_ASSUMPTIONS as A } from '../../src/sandbox/assumptions.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { runCli } from '../support/cli.js';
+import { runCli, runCliOnTerminal } from '../support/cli.js';
 
 const TOKEN = 'charge-test-token-3c9a';
 const MERCHANT = { code: 'MERCHANT42', hashKey: 'hk_5f2d9c' };
@@ -288,6 +288,22 @@ describe('card charges against the sandbox', () => {
       '--customer',
       'cust-17',
     ];
+
+    it('on a terminal asks for the card number and CVV without showing them as they are typed', async () => {
+      const withoutSecrets = args(DIRECT).filter(
+        (a, i, all) =>
+          !['--card-number', '--cvv'].includes(all[i - 1] ?? '') && !['--card-number', '--cvv'].includes(a),
+      );
+      const r = await runCliOnTerminal(withoutSecrets, env(), [
+        { prompt: 'card number: ', text: DIRECT },
+        { prompt: 'CVV: ', text: '731' },
+      ]);
+      expect(r.code, r.screen).toBe(0);
+      expect(r.screen).toContain('EGP 99.50 on card ****0019');
+      expect(r.screen).not.toContain(DIRECT);
+      // What the terminal shows after the CVV prompt, up to the end of that line.
+      expect(r.screen.slice(r.screen.indexOf('CVV: ')).split('\n')[0]).not.toContain('731');
+    });
 
     it('charges a direct card and prints the outcome with the card as its last four digits', async () => {
       const r = await runCli(args(DIRECT), env());
