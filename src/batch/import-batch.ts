@@ -40,6 +40,7 @@ import { BATCH_FILES, type RowNote } from '../results/batch-files.js';
 import { writeReport, type ReportSummary } from '../results/write-report.js';
 import { createRowChecks, type RowChecks } from './row-checks.js';
 import { createRequestStager, type RequestStager } from './stage-requests.js';
+import { ensureReportsFolder } from './reports-folder.js';
 import { CONFIG_DEFAULTS } from '../config-defaults.js';
 
 export { BATCH_FILES, type RowNote } from '../results/batch-files.js';
@@ -210,6 +211,7 @@ export async function importBatch(
   const file = opened ?? (await openPayoutFile(path, deps.rules, importReadOptions(deps, options)));
   try {
     if (file.path !== path) throw new RangeError(`importBatch was given ${file.path} opened, not ${path}`);
+    await ensureReportsFolder(deps.reportsDir);
     const batch = await recordBatch(deps, path, options);
     const read = await readRows(deps, file, options, batch);
     const result = await finishBatch(deps, batch, read, options);
@@ -310,9 +312,22 @@ async function recordBatch(deps: ImportDeps, path: string, options: ImportOption
   }
   const reportDir = join(deps.reportsDir, batchId);
   const log = deps.log.child({ batchId });
-  await mkdir(reportDir, { recursive: true, mode: 0o700 });
-  await copyFile(path, join(reportDir, BATCH_FILES.input));
-  await chmod(join(reportDir, BATCH_FILES.input), 0o600);
+  try {
+    await mkdir(reportDir, { recursive: true, mode: 0o700 });
+    await copyFile(path, join(reportDir, BATCH_FILES.input));
+    await chmod(join(reportDir, BATCH_FILES.input), 0o600);
+  } catch (err) {
+    // The batch is refused at once (not left staging, which would hold its file for hours).
+    const why = `its report folder ${reportDir} could not be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+    const none = { rows: 0, validRows: 0, invalidRows: 0, totalPiasters: 0n };
+    await deps.ledger.refuseBatch(batchId, none, `${why}; nothing of it was sent`);
+    throw new CashoutError(
+      'config_invalid',
+      `batch ${batchId}: ${why}; nothing of it was queued; check CASHOUT_REPORTS_DIR`,
+      { key: 'CASHOUT_REPORTS_DIR', batchId },
+      err,
+    );
+  }
   return { batchId, sha256, path, reportDir, log };
 }
 
