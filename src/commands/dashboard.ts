@@ -75,7 +75,10 @@ export async function dashboardCommand(
     await app.close();
     await inbox.close();
     await h.close();
-    throw listenFailure(err, host, port, 'CASHOUT_DASHBOARD_PORT');
+    throw listenFailure(err, host, port, {
+      port: '--port or CASHOUT_DASHBOARD_PORT',
+      host: '--host or CASHOUT_DASHBOARD_HOST',
+    });
   }
   process.stdout.write(`Dashboard on ${url}${noAuth ? ' (no login: local use only)' : ''}\n`);
   ctx.log.info({ url, auth: !noAuth }, 'dashboard started');

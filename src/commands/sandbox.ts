@@ -34,7 +34,10 @@ export async function sandboxCommand(ctx: AppContext, opts: { port?: number; hos
     ...(config.sandboxHashKey ? { hashKey: config.sandboxHashKey } : {}),
     ...(config.sandboxTestCardsFile ? { testCards: loadTestCardsFile(config.sandboxTestCardsFile) } : {}),
   }).catch((err: unknown) => {
-    throw listenFailure(err, opts.host ?? '127.0.0.1', port, 'CASHOUT_SANDBOX_PORT');
+    throw listenFailure(err, opts.host ?? '127.0.0.1', port, {
+      port: '--port or CASHOUT_SANDBOX_PORT',
+      host: '--host',
+    });
   });
   const cards = sandbox.testCards.map((c) => `    ${c.number}  ${c.label}\n`).join('');
   /** Where a secret came from: its setting, or this run (then it is printed). */

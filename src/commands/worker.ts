@@ -12,6 +12,7 @@ import { EXIT } from '../errors.js';
 import { stopAsked, watchStopSignals } from '../stop-signals.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
 import { serveProcessHealth } from '../health.js';
+import { listenFailure } from './listen-failure.js';
 import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
 
 /**
@@ -42,7 +43,13 @@ export async function workerCommand(ctx: AppContext): Promise<number> {
   const metrics = createMetrics({ queues: [handles.queue], ledger: handles.ledger });
   const metricsServer =
     ctx.config.metricsPort > 0
-      ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort)
+      ? await serveMetrics(metrics, ctx.config.dashboardHost, ctx.config.metricsPort).catch(async (err: unknown) => {
+          await handles.close();
+          throw listenFailure(err, ctx.config.dashboardHost, ctx.config.metricsPort, {
+            port: 'CASHOUT_METRICS_PORT',
+            host: 'CASHOUT_DASHBOARD_HOST',
+          });
+        })
       : undefined;
   // GET /healthz: 200 while both Redis connections answer and the queue worker runs (and is not stopping).
   let worker: RunningWorker | undefined;

@@ -61,7 +61,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
-import { isCashoutError, type ErrorCode } from '../errors.js';
+import { CashoutError, isCashoutError, type ErrorCode } from '../errors.js';
 import {
   COPY_FOLDER,
   INBOX_FOLDERS,
@@ -186,10 +186,18 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
   const processingDir = join(inbox, INBOX_FOLDERS.processing);
   const doneDir = join(inbox, INBOX_FOLDERS.done);
   const failedDir = join(inbox, INBOX_FOLDERS.failed);
-  await mkdir(inbox, { recursive: true });
-  // The sub-folders get the inbox's own permissions: whoever may see the inbox may see the notes.
-  const mode = (await stat(inbox)).mode & 0o777;
-  for (const dir of [processingDir, doneDir, failedDir]) await mkdir(dir, { recursive: true, mode });
+  let mode: number;
+  try {
+    await mkdir(inbox, { recursive: true });
+    // The sub-folders get the inbox's own permissions: whoever may see the inbox may see the notes.
+    mode = (await stat(inbox)).mode & 0o777;
+    for (const dir of [processingDir, doneDir, failedDir]) await mkdir(dir, { recursive: true, mode });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file of that name is in the way' : code;
+    const text = `setting CASHOUT_INBOX_DIR: ${inbox} (or its ${Object.values(INBOX_FOLDERS).join(', ')} folders) cannot be used as the inbox (${why})`;
+    throw new CashoutError('config_invalid', text, { key: 'CASHOUT_INBOX_DIR' }, err);
+  }
 
   const report = {
     taken: [] as TakenFile[],
