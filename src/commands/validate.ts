@@ -5,12 +5,15 @@
  * `--errors-file <path>` every problem is written there as CSV. Exit 0 all valid, 1 some
  * invalid, 2 file-level problem (README "Exit codes").
  */
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { scanFile } from '../import/scan-file.js';
 import { readOptionsFrom } from '../import/read-rows.js';
 import { describeIssue } from '../import/reasons.js';
 import { openCsvOut, type CsvOut } from '../results/csv-out.js';
 import { createProblemGroups, formatProblemGroups } from '../results/problem-groups.js';
-import { EXIT } from '../errors.js';
+import { CashoutError, EXIT } from '../errors.js';
 import type { AppContext } from './context.js';
 
 /** Problems printed one per line before the grouped summary. */
@@ -27,8 +30,25 @@ export interface ValidateOptions {
   readonly errorsFile?: string;
 }
 
+/**
+ * Throws `CashoutError('usage')` (exit 2) unless `path` can be written as the `--errors-file`: its
+ * folder exists and may be written, and `path` is not a folder. Checked before the file is read.
+ */
+async function checkErrorsFile(path: string): Promise<void> {
+  const refuse = (why: string) => new CashoutError('usage', `--errors-file ${path}: ${why}; nothing was checked`);
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) throw refuse('is a folder; give a file name, e.g. problems.csv');
+  const folder = dirname(resolve(path));
+  const parent = await stat(folder).catch(() => undefined);
+  if (!parent?.isDirectory()) throw refuse(`the folder ${folder} does not exist`);
+  await access(folder, constants.W_OK).catch(() => {
+    throw refuse(`the folder ${folder} may not be written`);
+  });
+}
+
 /** Checks `file`, prints the problems and their summary on stdout; returns the exit code. */
 export async function validateCommand(ctx: AppContext, file: string, opts: ValidateOptions): Promise<number> {
+  if (opts.errorsFile !== undefined) await checkErrorsFile(opts.errorsFile);
   const out: string[] = [];
   let problems = 0;
   const groups = createProblemGroups(describeIssue);

@@ -1,7 +1,8 @@
 /**
  * Commands told to use a place they cannot: `cashout sandbox`, `cashout dashboard` and the
  * worker's metrics on a port another program holds, the sandbox on an address that does not
- * exist, the scheduler with a file where its inbox folder should be. Each exits 2 with the place,
+ * exist, the scheduler with a file where its inbox folder should be, `validate --errors-file` in a
+ * folder that does not exist or naming a folder. Each exits 2 with the place,
  * the reason in words and what chooses another; no "internal error", no stack trace.
  */
 import { createServer, type Server } from 'node:net';
@@ -90,6 +91,21 @@ describe('commands told to use a place they cannot', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`setting CASHOUT_INBOX_DIR: ${inbox}`);
     expect(r.stderr).toContain('(a file of that name is in the way)');
+    noStackTrace(r.stderr);
+  });
+
+  it.each([
+    [
+      'in a folder that does not exist',
+      '/nonexistent-folder/problems.csv',
+      'the folder /nonexistent-folder does not exist',
+    ],
+    ['naming a folder', tmpdir(), 'is a folder; give a file name'],
+  ])('validate --errors-file %s exits 2 before checking anything', async (_label, path, why) => {
+    const r = await runCli(['validate', 'samples/payouts-with-errors.csv', '--errors-file', path]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`--errors-file ${path}: ${why}`);
+    expect(r.stdout).toBe('');
     noStackTrace(r.stderr);
   });
 });
