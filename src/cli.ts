@@ -281,12 +281,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
       ),
     );
 
-  // Every command, not only the top one: a usage error of a subcommand (a missing argument or
-  // option) is exit 2 like a mistyped command name, never commander's own process.exit(1).
-  for (const command of [program, ...program.commands]) {
+  // Every command at every depth (`api-key create` too): a usage error of a subcommand (a missing
+  // argument or option) is exit 2 like a mistyped command name, never commander's own
+  // process.exit(1), and points to that command's own help.
+  const prepare = (command: Command, path: string) => {
     command.exitOverride();
     command.configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  }
+    command.showHelpAfterError(`(run "${path} --help" for usage)`);
+    for (const sub of command.commands) prepare(sub, `${path} ${sub.name()}`);
+  };
+  prepare(program, 'cashout');
   return program;
 }
 

@@ -130,21 +130,47 @@ describe('exit codes of the README table, through the cashout command', () => {
   });
 
   it.each([
-    ['a mistyped command', ['validat', 'x.csv'], 'unknown command'],
-    ['a subcommand without its argument', ['validate'], "missing required argument 'file'"],
-    ['a subcommand with an argument too many', ['validate', 'a.csv', 'b.csv'], 'too many arguments'],
+    ['a mistyped command', ['validat', 'x.csv'], 'unknown command', 'cashout'],
+    ['a subcommand without its argument', ['validate'], "missing required argument 'file'", 'cashout validate'],
+    [
+      'a subcommand with an argument too many',
+      ['validate', 'a.csv', 'b.csv'],
+      'too many arguments',
+      'cashout validate',
+    ],
     [
       'a subcommand without a required option',
       ['resolve', '0123456789abcdef', '1', '--created'],
       "required option '--note <text>'",
+      'cashout resolve',
     ],
-    ['an unknown option of a subcommand', ['run', 'x.csv', '--partail'], "unknown option '--partail'"],
-    ['a bad option value', ['validate', 'x.csv', '--delimiter', 'xy'], 'expected one character'],
-    ['a file that does not exist', ['validate', '/nonexistent/payouts.csv'], 'file not found'],
-  ])('2: %s', async (_what, args, said) => {
+    ['an unknown option of a subcommand', ['run', 'x.csv', '--partail'], "unknown option '--partail'", 'cashout run'],
+    ['a bad option value', ['validate', 'x.csv', '--delimiter', 'xy'], 'expected one character', undefined],
+    ['a file that does not exist', ['validate', '/nonexistent/payouts.csv'], 'file not found', undefined],
+    [
+      'a sub-subcommand without a required option',
+      ['api-key', 'create'],
+      "required option '--name <who>'",
+      'cashout api-key create',
+    ],
+    [
+      'a sub-subcommand without its argument',
+      ['api-key', 'revoke'],
+      "missing required argument 'id'",
+      'cashout api-key revoke',
+    ],
+    [
+      'a sub-subcommand with an argument too many',
+      ['api-key', 'list', 'extra'],
+      'too many arguments',
+      'cashout api-key list',
+    ],
+  ])('2: %s', async (_what, args, said, help) => {
     const r = await runCli(args);
     expect(r.code, shown(r)).toBe(2);
     expect(r.stderr).toContain(said);
+    // A mistake in the command line points to the help of the command it was made in.
+    if (help) expect(r.stderr).toContain(`(run "${help} --help" for usage)`);
   });
 
   it.each([
