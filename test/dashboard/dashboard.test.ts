@@ -258,6 +258,20 @@ describe('dashboard', () => {
     expect(other).not.toContain('id="staging-note"');
   });
 
+  it('lists a batch whose rows are all duplicates with their count and total, not zeros', async () => {
+    await p.importCsv(await p.writeCsv('held-first.csv', [walletRow(67), walletRow(68)]));
+    const again = await p.importCsv(
+      await p.writeCsv('held-again.csv', [walletRow(67, '70.00'), walletRow(68, '80.00')]),
+    );
+    expect(again.state).toBe('finished');
+    const html = await (await fetch(`${base}/batches`, { headers: { cookie: checkerCookie } })).text();
+    const row = html.slice(html.indexOf(`<tr data-batch="${again.batchId}">`));
+    const cell = (status: string) =>
+      new RegExp(`<td class="num" data-status="${status}">([^<]*)<br><small>([^<]*)</small>`).exec(row)?.slice(1);
+    expect(cell('duplicate')).toEqual(['2', '150.00']);
+    expect(cell('pending')).toEqual(['0', '0.00']);
+  });
+
   it('serves metrics to a logged-in user: queue depths and batches by state', async () => {
     const cookie = checkerCookie;
     const text = await (await fetch(`${base}/metrics`, { headers: { cookie } })).text();
