@@ -79,6 +79,7 @@ import {
 } from './inbox-rules.js';
 import { changeSince, copyClaimed, readFileEnd, requireUnchanged, type ClaimedBytes } from './claimed-file.js';
 import { moveWithoutReplacing } from './move-file.js';
+import { uploadMessage } from '../uploads/upload-message.js';
 
 /** What the scan needs to know of an import (an `ImportResult` fits). */
 export interface InboxImportResult {
@@ -260,8 +261,10 @@ export async function scanInbox(deps: ScanDeps): Promise<ScanReport> {
               const createdAt = typeof err.context.createdAt === 'string' ? err.context.createdAt : undefined;
               decided = describeEarlier(batchId, earlier, createdAt);
             } else if (isCashoutError(err) && FILE_ERRORS.includes(err.code)) {
-              // The message names the copy's path; the note names the file as it was dropped.
-              const message = err.message.split(copy).join(name).split(path).join(name);
+              // The message names the copy's path and the command line's options; the note names
+              // the file as it was dropped, and what to change in it (the inbox takes no options).
+              const named = err.message.split(copy).join(name).split(path).join(name);
+              const message = uploadMessage(named, [], name, 'inbox');
               decided = { result: 'failed', outcome: `failed: ${message}` };
             } else {
               const reason = (err as Error)?.message ?? String(err);

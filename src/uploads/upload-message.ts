@@ -4,7 +4,8 @@
  * …); an upload has neither. The server's copy of the file is named by the name it was uploaded
  * as (its folder on the server is nobody's business), and each option by what the way in offers:
  * `api`, the query parameters of `POST /api/v1/batches`; `page`, the upload page, which reads
- * UTF-8 files separated by commas only, so what to change in the file.
+ * UTF-8 files separated by commas only, so what to change in the file; `inbox`, the inbox folder,
+ * which reads them alike, so what to change in the file before dropping it again.
  */
 
 /** Command-line options and the query parameters of the HTTP API's upload that stand for them. */
@@ -31,7 +32,12 @@ const OPTION_ADVICE =
  * received, and the CSV made of a workbook), for a person who uploaded it as `name` through `via`.
  * Returns the message unchanged where it names neither a copy nor an option.
  */
-export function uploadMessage(message: string, copies: readonly string[], name: string, via: 'api' | 'page'): string {
+export function uploadMessage(
+  message: string,
+  copies: readonly string[],
+  name: string,
+  via: 'api' | 'page' | 'inbox',
+): string {
   let text = message;
   for (const copy of copies) if (copy !== '') text = text.split(copy).join(`"${name}"`);
   if (via === 'api') {
@@ -40,9 +46,10 @@ export function uploadMessage(message: string, copies: readonly string[], name: 
   }
   if (!/--(encoding|delimiter)\b/.test(text)) return text;
   const separated = /--delimiter\b/.test(text);
+  const again = via === 'inbox' ? 'put it in the inbox again' : 'upload it again';
   const advice = separated
-    ? 'save it with commas between the columns (in Excel: Save As, then "CSV UTF-8") and upload it again'
-    : 'save it as "CSV UTF-8" (in Excel: Save As, then "CSV UTF-8") and upload it again';
+    ? `save it with commas between the columns (in Excel: Save As, then "CSV UTF-8") and ${again}`
+    : `save it as "CSV UTF-8" (in Excel: Save As, then "CSV UTF-8") and ${again}`;
   let cut = text.replace(OPTION_ADVICE, '');
   // The advice cut may have held the closing bracket of an aside: close it.
   const open = (cut.match(/\(/g) ?? []).length - (cut.match(/\)/g) ?? []).length;

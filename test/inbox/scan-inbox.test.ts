@@ -16,6 +16,8 @@ import { CashoutError } from '../../src/errors.js';
 import { scanInbox, type ExistingBatch, type InboxImportResult, type ScanDeps } from '../../src/inbox/scan-inbox.js';
 import { claimName, nameProblem, numberedName, staleAfterMs } from '../../src/inbox/inbox-rules.js';
 import { checkInboxSchedule, inboxRepeatOptions } from '../../jobs/schedule.js';
+import { openScan } from '../../src/import/parallel-scan.js';
+import { loadBankList } from '../../src/contract/supported-banks.js';
 
 const CSV = 'channel,amount\nwallet,1.00\n';
 
@@ -194,7 +196,16 @@ describe('refused entries stay where they are', () => {
 
 describe('outcomes and notes', () => {
   it('each outcome ends in done/ or failed/ with a note naming the batch, the outcome, the report and the time', async () => {
-    const names = ['queued.csv', 'refused.csv', 'binary.csv', 'again.csv', 'staging.csv', 'none.csv', 'approval.csv'];
+    const names = [
+      'queued.csv',
+      'refused.csv',
+      'binary.csv',
+      'again.csv',
+      'staging.csv',
+      'none.csv',
+      'approval.csv',
+      'semicolons.csv',
+    ];
     for (const n of names) await drop(n, `${CSV}${n}\n`, `${n}.ready`);
     const r = await scanInbox(
       deps({
@@ -227,6 +238,12 @@ describe('outcomes and notes', () => {
             duplicateRows: 2,
           }),
           'approval.csv': async () => ({ ...queued('approval.csv'), state: 'awaiting_approval' }),
+          // The real reader's refusal of a file separated by semicolons.
+          'semicolons.csv': async (path) => {
+            await writeFile(path, 'channel;amount;type;holder_name\nwallet;1.00;TRANSFER;Mona\n');
+            await openScan(path, { banks: loadBankList(), walletCountries: ['EG'], maxFieldLength: 255 }, {});
+            return queued('semicolons.csv');
+          },
         },
         existing: {
           aaaaaaaaaaaaaaaa: {
@@ -247,6 +264,7 @@ describe('outcomes and notes', () => {
       'staging.csv': 'failed',
       'none.csv': 'done',
       'approval.csv': 'done',
+      'semicolons.csv': 'failed',
     });
     expect(await listing('.')).toEqual(['done', 'failed', 'processing']);
     expect(await listing('processing')).toEqual([]);
@@ -278,6 +296,12 @@ describe('outcomes and notes', () => {
       /nothing to send.*2 rows not sent because their payee is paid, or to be paid, by another batch/,
     );
     expect(await note('done', 'approval.csv')).toMatch(/outcome: awaiting approval: 2 rows in 1 withdrawal request/);
+    // The inbox takes no options: the note says what to change in the file, not which option to give.
+    const semicolons = await note('failed', 'semicolons.csv');
+    expect(semicolons).toContain('the file seems to be separated by semicolons;');
+    expect(semicolons).toContain('save it with commas between the columns');
+    expect(semicolons).toContain('and put it in the inbox again');
+    expect(semicolons).not.toContain('--delimiter');
   });
 
   it('logs one line per file taken and one per outcome', async () => {
