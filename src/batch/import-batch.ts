@@ -14,7 +14,7 @@
  *
  * Amounts are EGP decimal strings in files and settings, bigint piasters in counts and totals.
  */
-import { chmod, copyFile, mkdir } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, stat } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { basename, join } from 'node:path';
@@ -52,6 +52,12 @@ export interface ImportDeps {
   readonly rules: RowRules;
   readonly log: Logger;
   readonly reportsDir: string;
+  /**
+   * Replace a report folder that a batch this ledger does not hold left in `reportsDir` (a
+   * sandbox run's earlier rehearsal, whose ledger was removed). Otherwise such a folder refuses
+   * the import: another ledger writes its reports there, or this ledger lost its data.
+   */
+  readonly replaceReports?: boolean;
   readonly itemsPerRequest: number;
   /** Start rejected-rows.csv with a UTF-8 byte-order mark (`Config.csvBom`). Default true. */
   readonly csvBom?: boolean;
@@ -290,6 +296,7 @@ async function recordBatch(deps: ImportDeps, path: string, options: ImportOption
   // refused batch, its events and its rows stay as they were); content of any other
   // batch is refused (`batch_exists`). Each refusal adds one link, so the walk ends.
   for (;;) {
+    await refuseReportsOfAnotherLedger(deps, batchId);
     try {
       await record(batchId, follows);
       break;
@@ -329,6 +336,26 @@ async function recordBatch(deps: ImportDeps, path: string, options: ImportOption
     );
   }
   return { batchId, sha256, path, reportDir, log };
+}
+
+/**
+ * Throws `CashoutError('config_invalid')` when `reportsDir` holds a report of batch `batchId` but
+ * the ledger holds no such batch (unless `deps.replaceReports`): the folder is shared with another
+ * ledger (another Redis or CASHOUT_REDIS_PREFIX), whose report would be overwritten, or this
+ * ledger lost its data, and importing the file again could pay its payees a second time.
+ */
+async function refuseReportsOfAnotherLedger(deps: ImportDeps, batchId: string): Promise<void> {
+  if (deps.replaceReports) return;
+  const copy = join(deps.reportsDir, batchId, BATCH_FILES.input);
+  if (!(await stat(copy).catch(() => undefined))) return;
+  if (await deps.ledger.getBatch(batchId)) return;
+  throw new CashoutError(
+    'config_invalid',
+    `the reports folder already holds batch ${batchId} of this file (${join(deps.reportsDir, batchId)}), but this ledger has no such batch: ` +
+      'either another ledger (another Redis or CASHOUT_REDIS_PREFIX) writes its reports there, so give each its own CASHOUT_REPORTS_DIR, ' +
+      "or this ledger lost its data, so check that batch's results.csv before paying anyone again; nothing was imported",
+    { key: 'CASHOUT_REPORTS_DIR', batchId },
+  );
 }
 
 /** What reading the rows gave. Amounts in piasters. */

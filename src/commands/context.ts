@@ -198,6 +198,8 @@ export function importDeps(ctx: AppContext, handles: QueueHandles, serviceUrl: s
     rules: ctx.rules,
     log: ctx.log,
     reportsDir: handles.reportsDir,
+    // A sandbox run's ledger is removed at its end: a second rehearsal replaces the first's report.
+    replaceReports: handles.sandbox,
     itemsPerRequest: ctx.config.itemsPerRequest,
     csvBom: ctx.config.csvBom,
     serviceUrl: serviceAddress(serviceUrl),

@@ -49,19 +49,30 @@ export function openCsvOut(path: string, header: readonly string[], options: Csv
   const file = createWriteStream(tmp, { mode: 0o600 });
   const csv = stringify({ record_delimiter: 'unix', bom: options.bom ?? CONFIG_DEFAULTS.csvBom });
   csv.pipe(file);
+  // A file that cannot be opened or written (a folder missing, a disk full) fails the writes
+  // waiting and `close`, never the process (a stream error nobody listens to would end it).
+  const failed = new Promise<never>((_, reject) => {
+    file.once('error', (err) => {
+      csv.unpipe(file);
+      reject(err);
+    });
+  });
+  failed.catch(() => undefined);
   /** Settles when the rows written so far have been taken; undefined when nothing waits. */
   let waiting: Promise<void> | undefined;
   const track = (p: Promise<void>): Promise<void> => {
     const t: Promise<void> = p.then(() => {
       if (waiting === t) waiting = undefined;
     });
+    // A failure reaches whoever waits on it (a later write, `close`), never the process as unhandled.
+    t.catch(() => undefined);
     waiting = t;
     return t;
   };
   const put = (row: readonly (string | number | undefined)[]): Promise<void> | undefined => {
     if (csv.write(row.map((c) => (c === undefined ? '' : typeof c === 'number' ? String(c) : neutraliseCell(c)))))
       return undefined;
-    return track(once(csv, 'drain').then(() => undefined));
+    return track(Promise.race([once(csv, 'drain').then(() => undefined), failed]));
   };
   put(header);
   return {
@@ -73,7 +84,7 @@ export function openCsvOut(path: string, header: readonly string[], options: Csv
     async close() {
       while (waiting) await waiting;
       csv.end();
-      await once(file, 'close');
+      await Promise.race([once(file, 'close'), failed]);
       await rename(tmp, path);
     },
   };

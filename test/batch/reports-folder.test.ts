@@ -3,6 +3,8 @@
  * (config_invalid, exit 2) before anything is recorded, also for a folder whose parents cannot be
  * made (a recursive mkdir under /proc never returns); and a batch whose own report folder cannot
  * be made is refused at once, not left "being imported" for hours, so its file can be imported again.
+ * A reports folder that holds a batch's report the ledger does not know (another ledger writes
+ * there, or this one lost its data) refuses the import instead of overwriting that report.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -61,5 +63,37 @@ describe('an import whose reports folder cannot be used', () => {
     const again = await importInto(reportsDir, file);
     expect(again.state).toBe('queued');
     expect((await p.ledger.getBatch(again.batchId))?.follows).toBe(id);
+  });
+
+  it('refuses a file whose batch report another ledger wrote in the same folder, and leaves that report as it was', async () => {
+    const other = await openTestPipeline('reports-folder-other');
+    try {
+      const file = await p.writeCsv('shared-folder.csv', [walletRow(7202), walletRow(7203)]);
+      const first = await importInto(p.reportsDir, file);
+      expect(first.state).toBe('queued');
+      const before = await readFile(join(first.reportDir, 'input.csv'), 'utf8');
+      const refused = await importBatch(
+        other.importDeps({ itemsPerRequest: 10, serviceUrl: 'http://127.0.0.1:9', reportsDir: p.reportsDir }),
+        file,
+      ).catch((e: unknown) => e);
+      expect(isCashoutError(refused, 'config_invalid')).toBe(true);
+      expect((refused as Error).message).toContain(`the reports folder already holds batch ${first.batchId}`);
+      expect((refused as Error).message).toContain('give each its own CASHOUT_REPORTS_DIR');
+      expect(await other.ledger.listBatches()).toEqual([]);
+      expect(await readFile(join(first.reportDir, 'input.csv'), 'utf8')).toBe(before);
+      // A sandbox rehearsal (replaceReports) may replace the report its removed ledger left.
+      const rehearsal = await importBatch(
+        other.importDeps({
+          itemsPerRequest: 10,
+          serviceUrl: 'http://127.0.0.1:9',
+          reportsDir: p.reportsDir,
+          replaceReports: true,
+        }),
+        file,
+      );
+      expect(rehearsal.batchId).toBe(first.batchId);
+    } finally {
+      await other.close();
+    }
   });
 });

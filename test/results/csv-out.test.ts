@@ -157,3 +157,28 @@ describe('openCsvOut', () => {
     expect(records.slice(1).map((r) => Number(r[0]))).toEqual(Array.from({ length: n }, (_, i) => i));
   });
 });
+
+describe('openCsvOut where the file cannot be written', () => {
+  it('fails the writes that wait and close with the reason, and never the process', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const path = join(tempDir(), 'no-such-folder', 'results.csv');
+      const out = openCsvOut(path, ['line', 'status']);
+      let failure: unknown;
+      for (let i = 0; i < 100_000 && failure === undefined; i++) {
+        const writing = out.write([String(i), 'accepted'.repeat(8)]);
+        if (writing) await writing.catch((e: unknown) => (failure = e));
+      }
+      expect((failure as NodeJS.ErrnoException).code).toBe('ENOENT');
+      await expect(out.close()).rejects.toMatchObject({ code: 'ENOENT' });
+      // Opened and left without a write or a close: the failure stays with the file.
+      openCsvOut(join(tempDir(), 'missing', 'other.csv'), ['line']);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
