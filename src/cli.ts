@@ -151,7 +151,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<request>', 'request number (see cashout reconcile)')
     .option('--created', 'the service did create it: its rows are accepted')
     .option('--not-created', 'the service did not create it: it may be sent again (cashout retry)')
-    .requiredOption('--note <text>', 'where you looked and what you found')
+    .requiredOption('--note <text>', 'where you looked and what you found (required)')
     .addOption(asOption())
     .action(
       act(
@@ -191,7 +191,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('cancel')
     .description('cancel a batch awaiting approval; nothing of it is sent')
     .argument('<batch-id>', 'batch id')
-    .requiredOption('--note <text>', 'why')
+    .requiredOption('--note <text>', 'why (required)')
     .addOption(asOption())
     .action(
       act(async (c, id: string, o: { as?: string; note: string }) =>
