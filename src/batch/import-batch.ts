@@ -640,7 +640,10 @@ async function finishBatch(
   await deps.ledger.releaseBatch(batchId, { ...batchCounts, requests });
   await enqueueRequests(deps.queue, batchId, seqRange(1, requests));
   const { crossRowTableBytes } = read;
-  log.info({ requests, validRows, invalidRows, duplicateRows, warnedRows, crossRowTableBytes }, 'batch queued');
+  log.info(
+    { requests, validRows, invalidRows, duplicateRows, warnedRows, crossRowTableBytes },
+    requests === 0 ? 'batch finished at its import: no row to send' : 'batch queued',
+  );
   return { ...result, state: requests === 0 ? 'finished' : 'queued', requests };
 }
 

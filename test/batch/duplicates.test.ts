@@ -111,6 +111,11 @@ describe('duplicates', () => {
     const again = await p.importCsv(await p.writeCsv('held-again.csv', [walletRow(50, '70.00'), bankRow(51, '80.00')]));
     expect(again.state).toBe('finished');
     expect([again.requests, again.duplicateRows]).toEqual([0, 2]);
+    const logged = p.logLines.map((l) => JSON.parse(l) as { batchId?: string; msg: string });
+    expect(logged.filter((l) => l.batchId === again.batchId).map((l) => l.msg)).toContain(
+      'batch finished at its import: no row to send',
+    );
+    expect(logged.some((l) => l.batchId === again.batchId && l.msg === 'batch queued')).toBe(false);
     expect(again.summary?.byStatus.duplicate).toEqual({ rows: 2, amount: '150.00' });
     const results = parse(await readFile(join(again.reportDir, 'results.csv')), { columns: true, bom: true }) as Record<
       string,
