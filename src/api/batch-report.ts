@@ -1,8 +1,10 @@
 /**
  * What the HTTP API reads of a batch's report folder: the summary (counts and EGP totals per
  * status), a page of results.csv rows with a given status, and the problems an import found
- * (row-notes.jsonl). While a batch is not final the report is written again before it is read,
- * so what the API shows is the ledger's present state.
+ * (row-notes.jsonl). While a batch is not settled the report is written again before it is read,
+ * at most once every few seconds (`REWRITE_AFTER_MS`, longer for a batch whose report takes long
+ * to write), and never twice at once: callers that come meanwhile share the write. A settled
+ * batch's report is written again only when the ledger changed since.
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -19,26 +21,67 @@ import { summaryMatches } from '../results/batch-view.js';
 const SETTLED = new Set(['finished', 'needs_reconciliation', 'cancelled', 'refused']);
 
 /**
- * The batch's summary.json, written first when the batch is not settled, when it is missing, or
- * when the ledger changed since it was written: another state or end time (a worker ended a
- * retried request and has not yet written the report again), or another number of findings or
- * story steps (a finding recorded by another process). What is served is the ledger's present state.
+ * The shortest time, ms, between two writes of the report of a batch being sent, for this process;
+ * a report that took `t` ms to write is reused for `REWRITE_FACTOR × t` ms at least (a batch of
+ * 500,000 rows takes seconds: polling it does not keep a core busy writing its report).
+ */
+export const REWRITE_AFTER_MS = 2_000;
+const REWRITE_FACTOR = 5;
+/** Most batches whose last write this process remembers. */
+const REMEMBERED = 1_000;
+
+/** Per report folder: the write in progress, and when the last one ended and how long it took (ms). */
+const writes = new Map<string, { running?: Promise<ReportSummary>; endedAt: number; tookMs: number }>();
+
+/** Writes the report of a batch being sent, or joins the write of it already in progress in this process. */
+function writeShared(ledger: Ledger, batch: BatchRecord, bom: boolean | undefined): Promise<ReportSummary> {
+  const last = writes.get(batch.reportDir);
+  if (last?.running) return last.running;
+  const started = Date.now();
+  const running = writeReport(ledger, batch.id, { bom });
+  const done = () => {
+    writes.delete(batch.reportDir);
+    writes.set(batch.reportDir, { endedAt: Date.now(), tookMs: Date.now() - started });
+    if (writes.size > REMEMBERED) writes.delete(writes.keys().next().value!);
+  };
+  running.then(done, done);
+  writes.set(batch.reportDir, { ...(last ?? { endedAt: 0, tookMs: 0 }), running });
+  return running;
+}
+
+async function readSummary(batch: BatchRecord): Promise<ReportSummary | undefined> {
+  try {
+    return JSON.parse(await readFile(join(batch.reportDir, BATCH_FILES.summary), 'utf8')) as ReportSummary;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The batch's summary.json, written first when it is missing or when the ledger changed since it
+ * was written. A settled batch: another state or end time (a worker ended a retried request and
+ * has not yet written the report again), or another number of findings or story steps (a finding
+ * recorded by another process). A batch being sent: another state, or this process wrote its
+ * report longer ago than `REWRITE_AFTER_MS` (or five times as long as that write took).
  */
 export async function freshSummary(
   ledger: Ledger,
   batch: BatchRecord,
   bom: boolean | undefined,
 ): Promise<ReportSummary> {
+  const written = await readSummary(batch);
   if (SETTLED.has(batch.state)) {
-    let written: ReportSummary | undefined;
-    try {
-      written = JSON.parse(await readFile(join(batch.reportDir, BATCH_FILES.summary), 'utf8')) as ReportSummary;
-    } catch {
-      // not written yet: written below
-    }
     if (written && (await writtenSince(ledger, batch, written))) return written;
+    // Not a write in progress: it may have begun before the change that settled the batch.
+    return writeReport(ledger, batch.id, { bom });
   }
-  return writeReport(ledger, batch.id, { bom });
+  const last = writes.get(batch.reportDir);
+  const recent =
+    last !== undefined &&
+    last.running === undefined &&
+    Date.now() - last.endedAt < Math.max(REWRITE_AFTER_MS, REWRITE_FACTOR * last.tookMs);
+  if (recent && written && summaryMatches(batch, written)) return written;
+  return writeShared(ledger, batch, bom);
 }
 
 /** Whether `s` was written after the ledger's last change to `batch` (same state, end, findings and story). */

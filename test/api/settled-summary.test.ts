@@ -3,7 +3,8 @@
  * the batch's report was last written (a worker that finished a retried request and has not yet
  * rewritten the report, or a finding recorded by another process): the counts, state and findings
  * it serves never lag behind the ledger. A batch lists its report files from its first read, and a
- * refused batch and the batch that imported its file again name each other.
+ * refused batch and the batch that imported its file again name each other. A batch being sent
+ * has its report written once at a time and once every few seconds, however often it is read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -11,6 +12,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { apiKeyStore } from '../../src/api/api-keys.js';
 import { openTestPipeline, walletRow, type TestPipeline } from '../support/pipeline.js';
+import { REWRITE_AFTER_MS } from '../../src/api/batch-report.js';
 import { startTestDashboard } from '../support/dashboard.js';
 
 const TOKEN = 'settled-summary-token';
@@ -100,5 +102,23 @@ describe('HTTP API: a settled batch changed after its report was written', () =>
     const first = await get(`/batches/${refused.batchId}`);
     expect(first.supersededBy).toBe(again.batchId);
     expect(first).not.toHaveProperty('follows');
+  });
+
+  it('writes the report of a batch being sent at most once at a time and once every few seconds, and at once when its state changed', async () => {
+    const file = await p.writeCsv('polled.csv', [walletRow(31), walletRow(32), walletRow(33)]);
+    const { batchId } = await p.importCsv(file, { itemsPerRequest: 1, serviceUrl: sandbox.url });
+    const writtenAt = async () => (await get(`/batches/${batchId}/files/summary.json`)).reportWrittenAt as string;
+    // Three readers at once share one write; a fourth right after reads it again.
+    const together = await Promise.all([writtenAt(), writtenAt(), writtenAt()]);
+    expect(new Set(together).size).toBe(1);
+    expect(await writtenAt()).toBe(together[0]);
+    // The ledger's state changed: written again at once.
+    await p.ledger.halt(batchId, 'the service refused the access token (HTTP 401)');
+    const halted = await get(`/batches/${batchId}/files/summary.json`);
+    expect(halted.batchState).toBe('halted');
+    expect(halted.reportWrittenAt).not.toBe(together[0]);
+    // Past the interval, written again.
+    await new Promise((resolve) => setTimeout(resolve, REWRITE_AFTER_MS + 200));
+    expect(await writtenAt()).not.toBe(halted.reportWrittenAt);
   });
 });
