@@ -21,6 +21,7 @@ const LAYERS = [
     'src/host-guard.ts',
     'src/closest-name.ts',
     'src/config-defaults.ts',
+    'src/listen-failure.ts',
   ],
   // settings, logging, the service's contract, Redis connections and queues
   ['src/logger.ts', 'src/config.ts', 'src/health.ts', 'src/contract/', 'src/queue/'],

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { Redis } from 'ioredis';
-import { CashoutError } from './errors.js';
+import { listenFailure } from './listen-failure.js';
 
 /** One named readiness check; `check` resolves true when that part of the process is ready. */
 export interface HealthCheck {
@@ -103,11 +103,8 @@ export async function serveHealth(opts: {
   });
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve, reject) => {
-    const fail = (err: NodeJS.ErrnoException) => {
-      const why = err.code ?? err.message;
-      const message = `setting CASHOUT_HEALTH_PORT: cannot listen on ${opts.host}:${opts.port} (${why})`;
-      reject(new CashoutError('config_invalid', message, { key: 'CASHOUT_HEALTH_PORT' }, err));
-    };
+    const fail = (err: NodeJS.ErrnoException) =>
+      reject(listenFailure(err, opts.host, opts.port, { port: 'CASHOUT_HEALTH_PORT', host: 'CASHOUT_HEALTH_HOST' }));
     server.once('error', fail);
     server.listen(opts.port, opts.host, () => {
       server.off('error', fail);

@@ -165,7 +165,9 @@ describe('GET /healthz and the compose health checks', () => {
     });
     const code = await proc.exited;
     expect(code).toBe(2);
-    expect(proc.stderr).toMatch(/CASHOUT_HEALTH_PORT: cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\)/);
+    expect(proc.stderr).toMatch(
+      /cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE: another program already listens there\); choose another port with CASHOUT_HEALTH_PORT/,
+    );
     expect(proc.stderr).not.toContain('health-test-token');
   }, 60_000);
 });

@@ -69,18 +69,21 @@ export async function freshSummary(
   batch: BatchRecord,
   bom: boolean | undefined,
 ): Promise<ReportSummary> {
-  const written = await readSummary(batch);
   if (SETTLED.has(batch.state)) {
+    const written = await readSummary(batch);
     if (written && (await writtenSince(ledger, batch, written))) return written;
     // Not a write in progress: it may have begun before the change that settled the batch.
     return writeReport(ledger, batch.id, { bom });
   }
   const last = writes.get(batch.reportDir);
-  const recent =
+  if (
     last !== undefined &&
     last.running === undefined &&
-    Date.now() - last.endedAt < Math.max(REWRITE_AFTER_MS, REWRITE_FACTOR * last.tookMs);
-  if (recent && written && summaryMatches(batch, written)) return written;
+    Date.now() - last.endedAt < Math.max(REWRITE_AFTER_MS, REWRITE_FACTOR * last.tookMs)
+  ) {
+    const written = await readSummary(batch);
+    if (written && summaryMatches(batch, written)) return written;
+  }
   return writeShared(ledger, batch, bom);
 }
 

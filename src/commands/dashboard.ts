@@ -14,7 +14,7 @@ import { createMetrics } from '../metrics.js';
 import { importDeps, openQueues, type AppContext } from './context.js';
 import { INBOX_QUEUE } from '../../jobs/schedule.js';
 import { logQueueErrors } from '../queue/connection.js';
-import { listenFailure } from './listen-failure.js';
+import { listenFailure } from '../listen-failure.js';
 import { readHiddenLines } from './secret-input.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

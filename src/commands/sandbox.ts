@@ -12,7 +12,7 @@ import { faultConfigFromEnv } from '../sandbox/faults.js';
 import { loadTestCardsFile } from '../sandbox/test-cards.js';
 import { EXIT } from '../errors.js';
 import type { AppContext } from './context.js';
-import { listenFailure } from './listen-failure.js';
+import { listenFailure } from '../listen-failure.js';
 
 /**
  * Starts the sandbox and waits for SIGINT/SIGTERM. Throws `CashoutError('config_invalid')` when a

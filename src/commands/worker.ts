@@ -12,7 +12,7 @@ import { EXIT } from '../errors.js';
 import { stopAsked, watchStopSignals } from '../stop-signals.js';
 import { createMetrics, serveMetrics } from '../metrics.js';
 import { serveProcessHealth } from '../health.js';
-import { listenFailure } from './listen-failure.js';
+import { listenFailure } from '../listen-failure.js';
 import { openQueues, paymentClientFor, serviceTarget, workerSettingsFor, type AppContext } from './context.js';
 
 /**
