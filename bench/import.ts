@@ -22,6 +22,7 @@ import {
   payoutFile,
   printTable,
   ratio,
+  redisCpuSeconds,
   redisUsedMB,
   runMeasured,
   saveResults,
@@ -70,6 +71,11 @@ export interface ImportRun {
   readonly rowsStagedAtStop?: number;
   /** Redis memory in use after the import (private Redis only), MiB. */
   readonly redisUsedMB?: number;
+  /**
+   * CPU seconds the Redis server spent on the import (private Redis only): on a machine of few
+   * cores it competes with the import's own threads, so it is part of the import's cost.
+   */
+  readonly redisCpuSeconds?: number;
   readonly redisPrivate: boolean;
   readonly stdout: string;
   readonly error?: string;
@@ -135,6 +141,7 @@ export async function measureImport(
     note(
       `cashout import of ${num(file.rows)} rows (timeout ${opts.timeoutSeconds} s, Redis ${redis.private ? 'private' : redis.url}, prefix ${prefix})`,
     );
+    const cpuBefore = redis.private ? await redisCpuSeconds(redis.url) : undefined;
     const m: Measured = await runMeasured(['import', file.path], {
       env: importEnv(redis.url, prefix, `${scratch.dir}/reports`, opts.itemsPerRequest),
       cwd: scratch.dir,
@@ -180,6 +187,7 @@ export async function measureImport(
         : {}),
       ...(queued ? {} : { rowsReadAtStop, rowsStagedAtStop }),
       ...(redis.private ? { redisUsedMB: await redisUsedMB(redis.url) } : {}),
+      ...(await redisCpuDuring(redis.url, cpuBefore)),
       redisPrivate: redis.private,
       stdout: m.stdout.trim(),
       ...(queued || m.timedOut ? {} : { error: m.stderrTail.trim().split('\n').slice(-5).join('\n') }),
@@ -192,6 +200,13 @@ export async function measureImport(
     await redis.stop();
     await scratch.cleanup();
   }
+}
+
+/** `{ redisCpuSeconds }` since `before` (a reading of `redisCpuSeconds`), or nothing without one. */
+async function redisCpuDuring(url: string, before: number | undefined): Promise<{ redisCpuSeconds?: number }> {
+  if (before === undefined) return {};
+  const after = await redisCpuSeconds(url);
+  return after === undefined ? {} : { redisCpuSeconds: after - before };
 }
 
 /** Describes an import run's outcome in a few words. */
@@ -343,7 +358,10 @@ export async function importBench(
         .join(', ')}\n`,
     );
   if (imp.redisUsedMB !== undefined)
-    process.stdout.write(`Redis memory after the import: ${num(imp.redisUsedMB)} MiB\n`);
+    process.stdout.write(
+      `Redis memory after the import: ${num(imp.redisUsedMB)} MiB` +
+        (imp.redisCpuSeconds === undefined ? '\n' : `; Redis CPU during it: ${num(imp.redisCpuSeconds, 1)} s\n`),
+    );
   if (rounds.some((r) => r.import.timedOut))
     process.stdout.write(
       `NOTE: cashout import did not finish within ${opts.importTimeoutSeconds} s and was stopped; its rate is over the rows staged so far.\n`,
@@ -369,6 +387,7 @@ export async function importBench(
       validateSeconds: r.validate.seconds,
       importSeconds: r.import.seconds,
       importRatio: (r.import.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond,
+      importRedisCpuSeconds: r.import.redisCpuSeconds ?? null,
     })),
     table,
   };

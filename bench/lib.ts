@@ -361,6 +361,19 @@ export async function redisUsedMB(url: string): Promise<number | undefined> {
   }
 }
 
+/** CPU seconds the Redis server at `url` has used since it started (user + system, `INFO cpu`). */
+export async function redisCpuSeconds(url: string): Promise<number | undefined> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 3 });
+  try {
+    const info = await redis.info('cpu');
+    const user = /used_cpu_user:([\d.]+)/.exec(info);
+    const sys = /used_cpu_sys:([\d.]+)/.exec(info);
+    return user && sys ? Number(user[1]) + Number(sys[1]) : undefined;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 // ---------------------------------------------------------------- sandbox
 
 /** A sandbox of the service in its own process. */
