@@ -8,6 +8,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { parse } from 'csv-parse';
 import { Redis } from 'ioredis';
 import { batchIdFromSha256 } from '../src/batch-id.js';
@@ -40,6 +41,13 @@ export interface ImportBenchOptions {
   readonly itemsPerRequest: number;
   /** Times (a), (b) and (c) are run, one after the other (`--import-rounds`). */
   readonly rounds: number;
+  /**
+   * Another build of bulk-cashout (a folder holding `bin/cashout.js` and its built `dist/`), e.g.
+   * an earlier commit: each round then also runs its `cashout import` over the same file, right
+   * after this checkout's, as step (d) (`--import-baseline`). Both imports meet the same machine
+   * within a minute, which a ratio to (a) alone does not show.
+   */
+  readonly baseline?: string;
 }
 
 export const IMPORT_DEFAULTS: ImportBenchOptions = {
@@ -127,9 +135,9 @@ const importCache = new Map<string, ImportRun>();
 export async function measureImport(
   file: PayoutFile,
   settings: BenchSettings,
-  opts: { timeoutSeconds: number; itemsPerRequest: number; again?: boolean },
+  opts: { timeoutSeconds: number; itemsPerRequest: number; again?: boolean; bin?: string },
 ): Promise<ImportRun & { reused: boolean }> {
-  const key = `${file.path}:${opts.itemsPerRequest}:${opts.timeoutSeconds}`;
+  const key = `${file.path}:${opts.itemsPerRequest}:${opts.timeoutSeconds}:${opts.bin ?? ''}`;
   const cached = importCache.get(key);
   if (cached && !opts.again) return { ...cached, reused: true };
   const redis = await benchRedis(settings);
@@ -146,6 +154,7 @@ export async function measureImport(
       env: importEnv(redis.url, prefix, `${scratch.dir}/reports`, opts.itemsPerRequest),
       cwd: scratch.dir,
       timeoutMs: opts.timeoutSeconds * 1000,
+      ...(opts.bin ? { bin: opts.bin } : {}),
       onStderrLine: (line) => {
         const l = logLine(line);
         if (l?.phase === 'reading' && typeof l.done === 'number') rowsReadAtStop = l.done;
@@ -209,6 +218,19 @@ async function redisCpuDuring(url: string, before: number | undefined): Promise<
   return after === undefined ? {} : { redisCpuSeconds: after - before };
 }
 
+/** The table row of an import run: its step, rows, seconds, rows/s, `ratioToRaw`, peak RSS and outcome. */
+function importRow(step: string, r: ImportRun, ratioToRaw: number): string[] {
+  return [
+    step,
+    num(r.queuedRows ?? r.rowsStagedAtStop),
+    num(r.seconds, 1),
+    num(r.rowsPerSecond),
+    ratio(ratioToRaw, 1),
+    num(r.peakRssMB),
+    importOutcome(r),
+  ];
+}
+
 /** Describes an import run's outcome in a few words. */
 export function importOutcome(r: ImportRun): string {
   if (r.queuedRows !== undefined) return `queued ${num(r.queuedRows)} rows`;
@@ -253,11 +275,12 @@ async function measureValidate(path: string): Promise<ValidateRun> {
   }
 }
 
-/** One round of the import benchmark: (a), (b) and (c) one after the other. */
+/** One round of the import benchmark: (a), (b), (c) and, with a baseline, (d) one after the other. */
 interface ImportRound {
   readonly raw: Awaited<ReturnType<typeof rawParse>>;
   readonly validate: ValidateRun;
   readonly import: ImportRun;
+  readonly baseline?: ImportRun;
 }
 
 function rateOf(rows: number | undefined, seconds: number): number | undefined {
@@ -294,13 +317,34 @@ export async function importBench(
     const raw = await rawParse(file.path);
     note(`(b) cashout validate${of}`);
     const validate = await measureValidate(file.path);
-    note(`(c) cashout import${of}`);
-    const imp = await measureImport(file, settings, {
-      timeoutSeconds: opts.importTimeoutSeconds,
-      itemsPerRequest: opts.itemsPerRequest,
-      again: true,
-    });
-    rounds.push({ raw, validate, import: imp });
+    const own = () => {
+      note(`(c) cashout import${of}`);
+      return measureImport(file, settings, {
+        timeoutSeconds: opts.importTimeoutSeconds,
+        itemsPerRequest: opts.itemsPerRequest,
+        again: true,
+      });
+    };
+    const baselineRun = (dir: string) => {
+      note(`(d) cashout import of the baseline ${dir}${of}`);
+      return measureImport(file, settings, {
+        timeoutSeconds: opts.importTimeoutSeconds,
+        itemsPerRequest: opts.itemsPerRequest,
+        again: true,
+        bin: join(dir, 'bin', 'cashout.js'),
+      });
+    };
+    // With a baseline, every other round runs it first: neither import always follows the other.
+    let imp: ImportRun;
+    let baseline: ImportRun | undefined;
+    if (opts.baseline && round % 2 === 0) {
+      baseline = await baselineRun(opts.baseline);
+      imp = await own();
+    } else {
+      imp = await own();
+      if (opts.baseline) baseline = await baselineRun(opts.baseline);
+    }
+    rounds.push({ raw, validate, import: imp, ...(baseline ? { baseline } : {}) });
   }
   // Each step's median round (by its time), and the median of the rounds' ratios to (a).
   const raw = medianBy(rounds, (r) => r.raw.seconds).raw;
@@ -311,6 +355,10 @@ export async function importBench(
   );
   const importRatio = median(rounds.map((r) => (r.import.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond));
   const validateRows = validate.rows;
+  const base = opts.baseline ? medianBy(rounds, (r) => r.baseline!.seconds).baseline! : undefined;
+  const baseRatio = median(rounds.map((r) => (r.baseline?.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond));
+  // This import's time over the baseline's in the same round, the median of the rounds.
+  const vsBaseline = median(rounds.map((r) => (r.baseline ? r.import.seconds / r.baseline.seconds : NaN)));
   const rows: string[][] = [
     [
       '(a) csv-parse, columns: true (in process)',
@@ -332,15 +380,8 @@ export async function importBench(
         ? `exit ${validate.code}, ${validate.valid} valid, ${validate.invalid} invalid`
         : `FAILED (exit ${validate.code ?? validate.signal})`,
     ],
-    [
-      `(c) cashout import (${opts.itemsPerRequest} items/request)`,
-      num(imp.queuedRows ?? imp.rowsStagedAtStop),
-      num(imp.seconds, 1),
-      num(imp.rowsPerSecond),
-      ratio(importRatio, 1),
-      num(imp.peakRssMB),
-      importOutcome(imp),
-    ],
+    importRow(`(c) cashout import (${opts.itemsPerRequest} items/request)`, imp, importRatio),
+    ...(base ? [importRow("(d) the baseline's cashout import", base, baseRatio)] : []),
   ];
   const table = printTable(
     `import — ${num(opts.rows)} rows, ${num(file.bytes / 1e6, 1)} MB, seed ${settings.seed}` +
@@ -362,6 +403,15 @@ export async function importBench(
       `Redis memory after the import: ${num(imp.redisUsedMB)} MiB` +
         (imp.redisCpuSeconds === undefined ? '\n' : `; Redis CPU during it: ${num(imp.redisCpuSeconds, 1)} s\n`),
     );
+  if (base) {
+    process.stdout.write(
+      `(c) against (d), the baseline ${opts.baseline}: each round (c) s / (d) s ${rounds
+        .map((r) => `${num(r.import.seconds, 1)} / ${num(r.baseline!.seconds, 1)}`)
+        .join(', ')}; the median of the rounds' (c)/(d) is ${num(vsBaseline, 3)}\n`,
+    );
+    if (base.redisCpuSeconds !== undefined)
+      process.stdout.write(`Redis CPU during the baseline's import: ${num(base.redisCpuSeconds, 1)} s\n`);
+  }
   if (rounds.some((r) => r.import.timedOut))
     process.stdout.write(
       `NOTE: cashout import did not finish within ${opts.importTimeoutSeconds} s and was stopped; its rate is over the rows staged so far.\n`,
@@ -382,12 +432,22 @@ export async function importBench(
     },
     import: imp,
     ratios: { validate: validateRatio, import: importRatio },
+    ...(base
+      ? { baseline: { dir: opts.baseline, import: base, ratio: baseRatio, importOverBaseline: vsBaseline } }
+      : {}),
     rounds: rounds.map((r) => ({
       rawSeconds: r.raw.seconds,
       validateSeconds: r.validate.seconds,
       importSeconds: r.import.seconds,
       importRatio: (r.import.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond,
       importRedisCpuSeconds: r.import.redisCpuSeconds ?? null,
+      ...(r.baseline
+        ? {
+            baselineSeconds: r.baseline.seconds,
+            baselineRatio: (r.baseline.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond,
+            baselineRedisCpuSeconds: r.baseline.redisCpuSeconds ?? null,
+          }
+        : {}),
     })),
     table,
   };

@@ -151,11 +151,19 @@ function childPids(pid: number): number[] {
  */
 export function startMeasured(
   args: readonly string[],
-  opts: { env: Record<string, string>; cwd: string; timeoutMs: number; onStderrLine?: (line: string) => void },
+  opts: {
+    env: Record<string, string>;
+    cwd: string;
+    timeoutMs: number;
+    onStderrLine?: (line: string) => void;
+    /** The `cashout.js` to run (default: this checkout's, `CASHOUT_BIN`). */
+    bin?: string;
+  },
 ): MeasuredChild {
   const useTime = existsSync(TIME_BIN);
   const timeFile = join(tmpdir(), `cashout-bench-time-${randomBytes(6).toString('hex')}.txt`);
-  const argv = useTime ? ['-v', '-o', timeFile, process.execPath, CASHOUT_BIN, ...args] : [CASHOUT_BIN, ...args];
+  const bin = opts.bin ?? CASHOUT_BIN;
+  const argv = useTime ? ['-v', '-o', timeFile, process.execPath, bin, ...args] : [bin, ...args];
   const t0 = performance.now();
   const child: ChildProcess = spawn(useTime ? TIME_BIN : process.execPath, argv, {
     cwd: opts.cwd,

@@ -6,6 +6,8 @@
  * Options and exit codes: `USAGE` below (`npm run bench -- --help`); smaller sizes are handy to try
  * the harness.
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { importBench, IMPORT_DEFAULTS } from './import.js';
 import { memoryBench, MEMORY_DEFAULTS } from './memory.js';
@@ -52,6 +54,9 @@ Options:
   --import-rows N          rows of the import benchmark (default 1,000,000)
   --import-timeout S       longest \`cashout import\` may run, seconds (default 420)
   --import-rounds N        times the import benchmark's three steps run; medians are shown (default 3)
+  --import-baseline DIR    another build of bulk-cashout (bin/cashout.js with its dist/ built, e.g. an
+                           earlier commit): each round also runs its import, after this one's or,
+                           every other round, before it, and the median of their time ratios is shown
   --memory-rows A,B        file sizes of the memory benchmark (default 10000,1000000)
   --submit-rows N          rows of the submit benchmark (default 100,000)
   --latencies A,B          sandbox latencies of the submit benchmark, ms (default 0,50)
@@ -75,6 +80,7 @@ async function main(): Promise<number> {
         'import-rows': { type: 'string' },
         'import-timeout': { type: 'string' },
         'import-rounds': { type: 'string' },
+        'import-baseline': { type: 'string' },
         'memory-rows': { type: 'string' },
         'submit-rows': { type: 'string' },
         latencies: { type: 'string' },
@@ -107,6 +113,13 @@ async function main(): Promise<number> {
     dropFiles: values['drop-files'] === true,
   };
   // Every option value is checked before anything runs.
+  const baseline = values['import-baseline'];
+  if (baseline !== undefined && !existsSync(join(baseline, 'bin', 'cashout.js'))) {
+    process.stderr.write(
+      `--import-baseline ${JSON.stringify(baseline)} holds no bin/cashout.js; give the folder of another bulk-cashout, built (npm ci)\n`,
+    );
+    return 2;
+  }
   const importTimeoutSeconds = one(values['import-timeout'], IMPORT_DEFAULTS.importTimeoutSeconds, '--import-timeout');
   const runs: Record<Name, () => Promise<unknown>> = {
     import: (
@@ -117,6 +130,7 @@ async function main(): Promise<number> {
       rows: one(values['import-rows'], IMPORT_DEFAULTS.rows, '--import-rows'),
       rounds: one(values['import-rounds'], IMPORT_DEFAULTS.rounds, '--import-rounds'),
       importTimeoutSeconds,
+      ...(baseline === undefined ? {} : { baseline: resolve(baseline) }),
     }),
     memory: (
       (o) => () =>
