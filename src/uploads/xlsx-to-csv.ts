@@ -79,7 +79,7 @@ export async function xlsxToCsv(xlsxPath: string, csvPath: string, maxRows: numb
   let rows = 0;
   let width = 0;
   let sheet = '';
-  try {
+  const readFirstSheet = async () => {
     const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxPath, {
       sharedStrings: 'cache',
       styles: 'cache',
@@ -108,6 +108,17 @@ export async function xlsxToCsv(xlsxPath: string, csvPath: string, maxRows: numb
         written = row.number;
       }
       break; // the first sheet only
+    }
+  };
+  try {
+    try {
+      await readFirstSheet();
+    } catch (err) {
+      // exceljs's streaming reader now and then misses the workbook part when it is the zip's
+      // last entry (as exceljs itself writes it), and fails before the first row with "Cannot read
+      // properties of undefined (reading 'sheets')". Nothing was written yet: read it once more.
+      if (err instanceof CashoutError || width !== 0) throw err;
+      await readFirstSheet();
     }
   } catch (err) {
     out.end();
