@@ -23,8 +23,7 @@ import {
   payoutFile,
   printTable,
   ratio,
-  redisCpuSeconds,
-  redisUsedMB,
+  redisFigures,
   runMeasured,
   saveResults,
   scratchDir,
@@ -149,7 +148,7 @@ export async function measureImport(
     note(
       `cashout import of ${num(file.rows)} rows (timeout ${opts.timeoutSeconds} s, Redis ${redis.private ? 'private' : redis.url}, prefix ${prefix})`,
     );
-    const cpuBefore = redis.private ? await redisCpuSeconds(redis.url) : undefined;
+    const cpuBefore = redis.private ? (await redisFigures(redis.url)).cpuSeconds : undefined;
     const m: Measured = await runMeasured(['import', file.path], {
       env: importEnv(redis.url, prefix, `${scratch.dir}/reports`, opts.itemsPerRequest),
       cwd: scratch.dir,
@@ -195,8 +194,7 @@ export async function measureImport(
         ? { crossRowTablesMB: batchLog.crossRowTableBytes / 1048576 }
         : {}),
       ...(queued ? {} : { rowsReadAtStop, rowsStagedAtStop }),
-      ...(redis.private ? { redisUsedMB: await redisUsedMB(redis.url) } : {}),
-      ...(await redisCpuDuring(redis.url, cpuBefore)),
+      ...(redis.private ? redisAfter(await redisFigures(redis.url), cpuBefore) : {}),
       redisPrivate: redis.private,
       stdout: m.stdout.trim(),
       ...(queued || m.timedOut ? {} : { error: m.stderrTail.trim().split('\n').slice(-5).join('\n') }),
@@ -211,11 +209,17 @@ export async function measureImport(
   }
 }
 
-/** `{ redisCpuSeconds }` since `before` (a reading of `redisCpuSeconds`), or nothing without one. */
-async function redisCpuDuring(url: string, before: number | undefined): Promise<{ redisCpuSeconds?: number }> {
-  if (before === undefined) return {};
-  const after = await redisCpuSeconds(url);
-  return after === undefined ? {} : { redisCpuSeconds: after - before };
+/** The import's Redis figures from a reading after it (`after`) and the CPU seconds read before it. */
+function redisAfter(
+  after: { usedMB?: number; cpuSeconds?: number },
+  cpuBefore: number | undefined,
+): Pick<ImportRun, 'redisUsedMB' | 'redisCpuSeconds'> {
+  return {
+    ...(after.usedMB === undefined ? {} : { redisUsedMB: after.usedMB }),
+    ...(after.cpuSeconds === undefined || cpuBefore === undefined
+      ? {}
+      : { redisCpuSeconds: after.cpuSeconds - cpuBefore }),
+  };
 }
 
 /** The table row of an import run: its step, rows, seconds, rows/s, `ratioToRaw`, peak RSS and outcome. */

@@ -357,26 +357,21 @@ export async function deleteKeys(url: string, prefix: string): Promise<number> {
   return n;
 }
 
-/** Memory Redis reports in use, in MiB. */
-export async function redisUsedMB(url: string): Promise<number | undefined> {
+/**
+ * What the Redis server at `url` reports (one `INFO`): memory in use, MiB, and CPU seconds used
+ * since it started (user + system). A figure it does not report is undefined.
+ */
+export async function redisFigures(url: string): Promise<{ usedMB?: number; cpuSeconds?: number }> {
   const redis = new Redis(url, { maxRetriesPerRequest: 3 });
   try {
-    const info = await redis.info('memory');
-    const m = /used_memory:(\d+)/.exec(info);
-    return m ? Number(m[1]) / 2 ** 20 : undefined;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/** CPU seconds the Redis server at `url` has used since it started (user + system, `INFO cpu`). */
-export async function redisCpuSeconds(url: string): Promise<number | undefined> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 3 });
-  try {
-    const info = await redis.info('cpu');
+    const info = await redis.info();
+    const used = /used_memory:(\d+)/.exec(info);
     const user = /used_cpu_user:([\d.]+)/.exec(info);
     const sys = /used_cpu_sys:([\d.]+)/.exec(info);
-    return user && sys ? Number(user[1]) + Number(sys[1]) : undefined;
+    return {
+      ...(used ? { usedMB: Number(used[1]) / 2 ** 20 } : {}),
+      ...(user && sys ? { cpuSeconds: Number(user[1]) + Number(sys[1]) } : {}),
+    };
   } finally {
     redis.disconnect();
   }

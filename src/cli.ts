@@ -73,7 +73,6 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .description('Pay many people at once: validate a payout CSV, submit withdrawal requests safely, report every row.')
     .version('0.1.0')
-    .showHelpAfterError('(run "cashout --help" for usage)')
     .addHelpText(
       'after',
       '\nExit codes: 0 every row accepted, 1 some row not accepted (or invalid), 2 usage or unreadable file,\n' +
