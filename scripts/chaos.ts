@@ -71,6 +71,7 @@ const MUST_BE_ZERO: (keyof ChaosFigures)[] = [
   'acceptedNotCreated',
   'createdUnaccounted',
   'unknownNotListed',
+  'unexpectedExits',
   'uncleanStops',
   'payeesPaidTwice',
   'rowsWithoutOneStatus',

@@ -50,6 +50,11 @@ export async function connectRedis(
       cause,
     );
   }
+  // Connections made from this one (`duplicate()`: a BullMQ worker's blocking connection) connect
+  // at once and keep trying until Redis answers. A lazy one is connected by BullMQ with a single
+  // `connect()`, and when Redis is away at that moment BullMQ keeps the failure: the worker takes
+  // jobs but can never complete one.
+  redis.options.lazyConnect = false;
   return redis;
 }
 

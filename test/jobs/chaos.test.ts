@@ -20,6 +20,7 @@ function expectSafe(f: ChaosFigures, minAcceptedShare = 0.5): void {
   expect(f.acceptedNotCreated, 'accepted rows the service did not create').toBe(0);
   expect(f.createdUnaccounted, 'created items reported neither accepted nor unknown').toBe(0);
   expect(f.unknownNotListed, 'unknown rows missing from reconciliation.csv').toBe(0);
+  expect(f.unexpectedExits, 'workers that ended by themselves').toBe(0);
   expect(f.uncleanStops, 'workers that did not stop cleanly on SIGTERM').toBe(0);
   expect(f.accepted + f.rejected + f.unknown + f.notSent + f.invalid).toBe(f.rows);
   expect(f.accepted, 'rows accepted').toBeGreaterThan(f.rows * minAcceptedShare);

@@ -6,6 +6,7 @@
  * Used by the chaos test (`npm test`) and by `npm run chaos` (larger, prints a table).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { mulberry32 } from '../../src/sandbox/faults.js';
 import { loadBankList } from '../../src/contract/supported-banks.js';
 import { startPrivateRedis, type PrivateRedis } from '../../src/queue/private-redis.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { EXIT } from '../../src/errors.js';
 import { runCli, ROOT } from './cli.js';
 import { HEADER } from './pipeline.js';
 import { requestsInState } from '../../src/results/write-reconciliation.js';
@@ -69,6 +71,10 @@ export interface ChaosFigures {
   createdUnaccounted: number;
   /** Unknown rows missing from reconciliation.csv (must be 0). */
   unknownNotListed: number;
+  /** Worker processes that ended by themselves other than for want of Redis at their start (must be 0). */
+  unexpectedExits: number;
+  /** Worker processes that found no Redis at their start (exit 3) and were started again, as a supervisor would. */
+  workerRestarts: number;
   /** Workers that did not exit 0 within the request timeout plus 5 s of SIGTERM at the end (must be 0). */
   uncleanStops: number;
   /** The workers' exit codes on that SIGTERM ('late' for one still running after the time allowed). */
@@ -119,6 +125,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
   let redis: PrivateRedis | undefined;
   let sandbox: Sandbox | undefined;
   const workers: (ChildProcess | undefined)[] = [];
+  // Set once the run stops its workers (or gives up): from then on no worker is started again.
+  let finishing = false;
   let monitor: Redis | undefined;
   try {
     redis = await startPrivateRedis({ appendOnly: true, dir });
@@ -154,7 +162,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       CASHOUT_CONNECT_RETRIES: '3',
       CASHOUT_CONNECT_BACKOFF_MS: '100',
       CASHOUT_JOB_LOCK_MS: '1500',
-      CASHOUT_LOG_LEVEL: 'error',
+      CASHOUT_LOG_LEVEL: 'warn',
     };
     const imported = await runCli(['import', file], env);
     if (imported.code !== 0) throw new Error(`import failed (${imported.code}): ${imported.stderr}`);
@@ -164,16 +172,40 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
     let operatorActions = 0;
 
     const workerStarts: number[] = [];
+    // Each worker process's output (warnings and errors) goes to its own file, shown when the run fails.
+    const workerLogs: { file: string; child: ChildProcess }[] = [];
+    // Processes this run ends itself (SIGKILL, or SIGTERM at the end): their exits are expected.
+    const endedByRun = new Set<ChildProcess>();
+    let workerRestarts = 0;
+    let unexpectedExits = 0;
     const startWorker = (i: number) => {
       const base: Record<string, string> = {};
       for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
+      const file = join(dir, `worker-${workerLogs.length + 1}.log`);
+      const out = openSync(file, 'a');
       const child = spawn(process.execPath, [join(ROOT, 'bin', 'cashout.js'), 'worker'], {
         cwd: ROOT,
         env: { ...base, ...env },
-        stdio: 'ignore',
+        stdio: ['ignore', out, out],
       });
+      closeSync(out);
       workers[i] = child;
+      workerLogs.push({ file, child });
       workerStarts.push(Date.now());
+      // As a supervisor would (the compose file's `restart: unless-stopped`): a worker that found no
+      // Redis at its start (exit 3, Redis being restarted) is started again. Any other exit of its
+      // own is a broken promise.
+      child.once('exit', (code) => {
+        if (endedByRun.has(child) || finishing) return;
+        if (code === EXIT.redis) {
+          workerRestarts++;
+          setTimeout(() => {
+            if (!finishing && workers[i] === child) startWorker(i);
+          }, 500);
+        } else {
+          unexpectedExits++;
+        }
+      });
     };
     for (let i = 0; i < opts.workers; i++) startWorker(i);
 
@@ -223,6 +255,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
         const i = Math.floor(rand() * opts.workers);
         const victim = workers[i];
         if (victim && victim.exitCode === null) {
+          endedByRun.add(victim);
           const gone = new Promise((r) => victim.once('exit', r));
           victim.kill('SIGKILL');
           await gone;
@@ -252,7 +285,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
             : [];
           const shown = JSON.stringify(b, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
           const requests = open.map((q) => `${q.seq}:${q.state}`).join(' ');
-          throw new Error(`batch ${id} not final in time: ${shown}; open requests: ${requests}`);
+          throw new Error(
+            `batch ${id} not final in time: ${shown}; open requests: ${requests}\n${await workerLogTails(workerLogs)}`,
+          );
         }
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -260,6 +295,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
 
     // Stop the workers as an operator would; each must exit 0 within the request timeout plus a
     // few seconds (a worker still running then is killed, and counted).
+    finishing = true;
     let uncleanStops = 0;
     const stopCodes: string[] = [];
     // A worker restarted a moment ago is still loading: give it a second to start (a signal that
@@ -375,6 +411,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       acceptedNotCreated,
       createdUnaccounted,
       unknownNotListed,
+      unexpectedExits,
+      workerRestarts,
       uncleanStops,
       stopCodes: stopCodes.join(','),
       batches: batchIds.length,
@@ -384,12 +422,28 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
   } finally {
+    finishing = true;
     for (const w of workers) if (w && w.exitCode === null) w.kill('SIGKILL');
     monitor?.disconnect();
     await sandbox?.close();
     await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The last lines of each worker process's output, with whether it still runs (for a failed run's message). */
+async function workerLogTails(logs: readonly { file: string; child: ChildProcess }[]): Promise<string> {
+  const parts: string[] = [];
+  for (const [i, { file, child }] of logs.entries()) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    const lines = text.trimEnd().split('\n').slice(-15).join('\n');
+    const state =
+      child.exitCode === null && child.signalCode === null
+        ? 'running'
+        : `ended (${child.exitCode ?? child.signalCode})`;
+    parts.push(`worker process ${i + 1} (pid ${child.pid}, ${state}):\n${lines || '(no output)'}`);
+  }
+  return parts.join('\n');
 }
 
 /**
