@@ -42,9 +42,9 @@ export interface ImportBenchOptions {
   readonly rounds: number;
   /**
    * Another build of bulk-cashout (a folder holding `bin/cashout.js` and its built `dist/`), e.g.
-   * an earlier commit: each round then also runs its `cashout import` over the same file, right
-   * after this checkout's, as step (d) (`--import-baseline`). Both imports meet the same machine
-   * within a minute, which a ratio to (a) alone does not show.
+   * an earlier commit: each round then also runs its `cashout import` over the same file as step
+   * (d), after this checkout's or, every other round, before it (`--import-baseline`). Both imports
+   * meet the same machine within a minute, which a ratio to (a) alone does not show.
    */
   readonly baseline?: string;
 }
@@ -321,32 +321,25 @@ export async function importBench(
     const raw = await rawParse(file.path);
     note(`(b) cashout validate${of}`);
     const validate = await measureValidate(file.path);
-    const own = () => {
-      note(`(c) cashout import${of}`);
+    // (c) this checkout's import; (d) the baseline's, from its folder.
+    const importOf = (step: string, dir?: string) => {
+      note(`${step} cashout import${dir ? ` of the baseline ${dir}` : ''}${of}`);
       return measureImport(file, settings, {
         timeoutSeconds: opts.importTimeoutSeconds,
         itemsPerRequest: opts.itemsPerRequest,
         again: true,
-      });
-    };
-    const baselineRun = (dir: string) => {
-      note(`(d) cashout import of the baseline ${dir}${of}`);
-      return measureImport(file, settings, {
-        timeoutSeconds: opts.importTimeoutSeconds,
-        itemsPerRequest: opts.itemsPerRequest,
-        again: true,
-        bin: join(dir, 'bin', 'cashout.js'),
+        ...(dir ? { bin: join(dir, 'bin', 'cashout.js') } : {}),
       });
     };
     // With a baseline, every other round runs it first: neither import always follows the other.
     let imp: ImportRun;
     let baseline: ImportRun | undefined;
     if (opts.baseline && round % 2 === 0) {
-      baseline = await baselineRun(opts.baseline);
-      imp = await own();
+      baseline = await importOf('(d)', opts.baseline);
+      imp = await importOf('(c)');
     } else {
-      imp = await own();
-      if (opts.baseline) baseline = await baselineRun(opts.baseline);
+      imp = await importOf('(c)');
+      if (opts.baseline) baseline = await importOf('(d)', opts.baseline);
     }
     rounds.push({ raw, validate, import: imp, ...(baseline ? { baseline } : {}) });
   }

@@ -21,9 +21,11 @@ export interface ListenChoices {
 
 /**
  * The `CashoutError('config_invalid')` (exit 2) for `err`, an error of listening on `host`:`port`,
- * naming what chooses another port or address (`choose`).
+ * naming what chooses another port or address (`choose`). A `CashoutError` is returned as it is:
+ * it already says what is wrong (a server that refused its settings before it listened).
  */
 export function listenFailure(err: unknown, host: string, port: number, choose: ListenChoices): CashoutError {
+  if (err instanceof CashoutError) return err;
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? (err as Error | undefined)?.message ?? String(err);
   const why = WHY[code] ? `${code}: ${WHY[code]}` : code;
   const what =

@@ -78,6 +78,14 @@ describe('commands told to use a place they cannot', () => {
     noStackTrace(r.stderr);
   });
 
+  it('the sandbox with a token it refuses exits 2 with the token rule, not as a listening failure', async () => {
+    const r = await runCli(['sandbox', '--port', '0'], { CASHOUT_SANDBOX_TOKEN: 'two words' });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('the sandbox token must be a non-empty string without spaces or control characters');
+    expect(r.stderr).not.toContain('cannot listen');
+    noStackTrace(r.stderr);
+  });
+
   it('the scheduler with a file where its inbox folder should be exits 2 naming CASHOUT_INBOX_DIR', async () => {
     const inbox = join(await mkdtemp(join(tmpdir(), 'cashout-places-')), 'inbox');
     await writeFile(inbox, 'not a folder');
