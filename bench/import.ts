@@ -83,6 +83,8 @@ export interface ImportRun {
    * cores it competes with the import's own threads, so it is part of the import's cost.
    */
   readonly redisCpuSeconds?: number;
+  /** CPU seconds of the `cashout import` process, all its threads (`Measured.cpuSeconds`). */
+  readonly cpuSeconds?: number;
   readonly redisPrivate: boolean;
   readonly stdout: string;
   readonly error?: string;
@@ -185,6 +187,7 @@ export async function measureImport(
           : undefined,
       peakRssMB: m.peakRssMB,
       rssSource: m.rssSource,
+      ...(m.cpuSeconds === undefined ? {} : { cpuSeconds: m.cpuSeconds }),
       exitCode: m.code,
       signal: m.signal,
       timedOut: m.timedOut,
@@ -220,6 +223,11 @@ function redisAfter(
       ? {}
       : { redisCpuSeconds: after.cpuSeconds - cpuBefore }),
   };
+}
+
+/** CPU seconds of an import run, its process's and Redis's, or NaN when either is unknown. */
+function importCpu(r: ImportRun): number {
+  return r.cpuSeconds === undefined || r.redisCpuSeconds === undefined ? NaN : r.cpuSeconds + r.redisCpuSeconds;
 }
 
 /** The table row of an import run: its step, rows, seconds, rows/s, `ratioToRaw`, peak RSS and outcome. */
@@ -356,6 +364,8 @@ export async function importBench(
   const baseRatio = median(rounds.map((r) => (r.baseline?.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond));
   // This import's time over the baseline's in the same round, the median of the rounds.
   const vsBaseline = median(rounds.map((r) => (r.baseline ? r.import.seconds / r.baseline.seconds : NaN)));
+  // The same in CPU seconds (NaN without /usr/bin/time or a private Redis).
+  const cpuVsBaseline = median(rounds.map((r) => (r.baseline ? importCpu(r.import) / importCpu(r.baseline) : NaN)));
   const rows: string[][] = [
     [
       '(a) csv-parse, columns: true (in process)',
@@ -408,6 +418,12 @@ export async function importBench(
     );
     if (base.redisCpuSeconds !== undefined)
       process.stdout.write(`Redis CPU during the baseline's import: ${num(base.redisCpuSeconds, 1)} s\n`);
+    if (!Number.isNaN(cpuVsBaseline))
+      process.stdout.write(
+        `(c) against (d) in CPU seconds (the import process's threads plus Redis), which other work on the machine hardly moves: each round ${rounds
+          .map((r) => `${num(importCpu(r.import), 1)} / ${num(importCpu(r.baseline!), 1)}`)
+          .join(', ')}; the median of the rounds' (c)/(d) is ${num(cpuVsBaseline, 3)}\n`,
+      );
   }
   if (rounds.some((r) => r.import.timedOut))
     process.stdout.write(
@@ -430,7 +446,15 @@ export async function importBench(
     import: imp,
     ratios: { validate: validateRatio, import: importRatio },
     ...(base
-      ? { baseline: { dir: opts.baseline, import: base, ratio: baseRatio, importOverBaseline: vsBaseline } }
+      ? {
+          baseline: {
+            dir: opts.baseline,
+            import: base,
+            ratio: baseRatio,
+            importOverBaseline: vsBaseline,
+            importCpuOverBaseline: Number.isNaN(cpuVsBaseline) ? null : cpuVsBaseline,
+          },
+        }
       : {}),
     rounds: rounds.map((r) => ({
       rawSeconds: r.raw.seconds,
@@ -438,11 +462,13 @@ export async function importBench(
       importSeconds: r.import.seconds,
       importRatio: (r.import.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond,
       importRedisCpuSeconds: r.import.redisCpuSeconds ?? null,
+      importCpuSeconds: r.import.cpuSeconds ?? null,
       ...(r.baseline
         ? {
             baselineSeconds: r.baseline.seconds,
             baselineRatio: (r.baseline.rowsPerSecond ?? NaN) / r.raw.rowsPerSecond,
             baselineRedisCpuSeconds: r.baseline.redisCpuSeconds ?? null,
+            baselineCpuSeconds: r.baseline.cpuSeconds ?? null,
           }
         : {}),
     })),

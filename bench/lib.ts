@@ -88,6 +88,12 @@ export interface Measured {
   /** Peak resident set size in MiB, or undefined when it could not be read. */
   readonly peakRssMB: number | undefined;
   readonly rssSource: 'time -v' | 'VmHWM' | 'none';
+  /**
+   * CPU seconds the node process used, user plus system, all its threads together (from
+   * `time -v`); undefined without /usr/bin/time. Unlike `seconds`, other work on the machine
+   * hardly moves it.
+   */
+  readonly cpuSeconds?: number;
   readonly timedOut: boolean;
   readonly stdout: string;
   /** The last 64 KiB of standard error. */
@@ -219,6 +225,7 @@ export function startMeasured(
         let exitSignal: string | null = signal;
         let peakKb: number | undefined;
         let source: Measured['rssSource'] = 'none';
+        let cpuSeconds: number | undefined;
         if (useTime) {
           const report = await readFile(timeFile, 'utf8').catch(() => '');
           await rm(timeFile, { force: true });
@@ -227,6 +234,9 @@ export function startMeasured(
             peakKb = Number(rss[1]);
             source = 'time -v';
           }
+          const user = /User time \(seconds\): ([\d.]+)/.exec(report);
+          const system = /System time \(seconds\): ([\d.]+)/.exec(report);
+          if (user && system) cpuSeconds = Number(user[1]) + Number(system[1]);
           const sig = /Command terminated by signal (\d+)/.exec(report);
           if (sig) {
             exitSignal = `signal ${sig[1]}`;
@@ -243,6 +253,7 @@ export function startMeasured(
           seconds,
           peakRssMB: peakKb === undefined ? undefined : peakKb / 1024,
           rssSource: source,
+          ...(cpuSeconds === undefined ? {} : { cpuSeconds }),
           timedOut,
           stdout,
           stderrTail: stderr,

@@ -53,10 +53,11 @@ Options:
   --seed N                 payout file seed (default 42); files are cached in the temporary folder
   --import-rows N          rows of the import benchmark (default 1,000,000)
   --import-timeout S       longest \`cashout import\` may run, seconds (default 420)
-  --import-rounds N        times the import benchmark's three steps run; medians are shown (default 3)
+  --import-rounds N        times the import benchmark's steps run; medians are shown (default 3)
   --import-baseline DIR    another build of bulk-cashout (bin/cashout.js with its dist/ built, e.g. an
                            earlier commit): each round also runs its import, after this one's or,
-                           every other round, before it, and the median of their time ratios is shown
+                           every other round, before it, and the medians of their time ratios and
+                           (with /usr/bin/time) their CPU-second ratios are shown
   --memory-rows A,B        file sizes of the memory benchmark (default 10000,1000000)
   --submit-rows N          rows of the submit benchmark (default 100,000)
   --latencies A,B          sandbox latencies of the submit benchmark, ms (default 0,50)
