@@ -38,7 +38,7 @@ export interface ImportBenchOptions {
   /** Longest the `cashout import` child may run, seconds. */
   readonly importTimeoutSeconds: number;
   readonly itemsPerRequest: number;
-  /** Times (a), (b) and (c) are run, one after the other (`--import-rounds`). */
+  /** Times the steps ((a), (b), (c) and, with a baseline, (d)) are run, one after the other (`--import-rounds`). */
   readonly rounds: number;
   /**
    * Another build of bulk-cashout (a folder holding `bin/cashout.js` and its built `dist/`), e.g.
@@ -420,7 +420,7 @@ export async function importBench(
       process.stdout.write(`Redis CPU during the baseline's import: ${num(base.redisCpuSeconds, 1)} s\n`);
     if (!Number.isNaN(cpuVsBaseline))
       process.stdout.write(
-        `(c) against (d) in CPU seconds (the import process's threads plus Redis), which other work on the machine hardly moves: each round ${rounds
+        `(c) against (d) in CPU seconds (the import process's threads plus Redis), which other work on the machine moves less than time: each round ${rounds
           .map((r) => `${num(importCpu(r.import), 1)} / ${num(importCpu(r.baseline!), 1)}`)
           .join(', ')}; the median of the rounds' (c)/(d) is ${num(cpuVsBaseline, 3)}\n`,
       );

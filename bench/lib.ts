@@ -90,8 +90,8 @@ export interface Measured {
   readonly rssSource: 'time -v' | 'VmHWM' | 'none';
   /**
    * CPU seconds the node process used, user plus system, all its threads together (from
-   * `time -v`); undefined without /usr/bin/time. Unlike `seconds`, other work on the machine
-   * hardly moves it.
+   * `time -v`); undefined without /usr/bin/time. Other work on the machine moves it less than
+   * `seconds` (a busy machine still adds some: caches and memory are shared).
    */
   readonly cpuSeconds?: number;
   readonly timedOut: boolean;
